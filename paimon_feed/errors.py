@@ -1,0 +1,102 @@
+"""Errors raised by paimon-feed.
+
+Every error is a :class:`FeedError`, so ``except FeedError`` catches all of them::
+
+    FeedError
+    ├── ConfigurationError      an option, environment variable or argument is wrong
+    │   ├── InvalidStartError   a start/end position cannot be parsed or resolved
+    │   └── InvalidConsumerIdError
+    ├── TableNotFoundError      the warehouse has no such table
+    ├── CheckpointError         a consumer file cannot be read, parsed or written
+    │   └── CheckpointConflictError   another writer moved the checkpoint first
+    ├── SnapshotExpiredError    the next snapshot to read was expired before it was read
+    ├── StorageError            reading snapshots or data failed after retries
+    ├── NotifierError           a push source failed (the feed falls back to polling)
+    └── FeedClosedError         the feed was used after it was closed
+
+Messages name the table, snapshot id or option that is wrong, and what to do about it.
+Lower-level exceptions are chained (``raise ... from exc``).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "FeedError",
+    "ConfigurationError",
+    "InvalidStartError",
+    "InvalidConsumerIdError",
+    "TableNotFoundError",
+    "CheckpointError",
+    "CheckpointConflictError",
+    "SnapshotExpiredError",
+    "StorageError",
+    "NotifierError",
+    "FeedClosedError",
+]
+
+
+class FeedError(Exception):
+    """Root of every paimon-feed error."""
+
+
+class ConfigurationError(FeedError, ValueError):
+    """An option, argument or environment variable has a wrong value."""
+
+
+class InvalidStartError(ConfigurationError):
+    """A start or end position cannot be parsed, or names a snapshot that cannot be read."""
+
+
+class InvalidConsumerIdError(ConfigurationError):
+    """A consumer id would not make a safe consumer file name."""
+
+
+class TableNotFoundError(FeedError, LookupError):
+    """The table does not exist in the warehouse."""
+
+
+class CheckpointError(FeedError):
+    """A consumer checkpoint file cannot be read, parsed or written."""
+
+
+class CheckpointConflictError(CheckpointError):
+    """A conditional checkpoint write lost a race to another writer."""
+
+
+class SnapshotExpiredError(FeedError):
+    """The next snapshot the feed must read was expired before it was read.
+
+    Attributes name the table, the snapshot the feed needed and the earliest one still
+    retained, so a caller can decide to restart from there.
+    """
+
+    def __init__(self, table: str, snapshot_id: int, earliest_snapshot_id: int | None) -> None:
+        self.table = table
+        self.snapshot_id = snapshot_id
+        self.earliest_snapshot_id = earliest_snapshot_id
+        retained = (
+            f"the earliest retained snapshot is {earliest_snapshot_id}"
+            if earliest_snapshot_id is not None
+            else "no snapshot is retained"
+        )
+        super().__init__(
+            f"table {table}: snapshot {snapshot_id} expired before it was read ({retained}); "
+            f"changes in between are lost to this consumer. Restart with "
+            f"on_expired='earliest' or 'latest-full' to accept the gap, and give the consumer "
+            f"an id so Paimon's snapshot expiration keeps unread snapshots."
+        )
+
+    def __reduce__(self):  # keep the attributes when pickled across processes
+        return (type(self), (self.table, self.snapshot_id, self.earliest_snapshot_id))
+
+
+class StorageError(FeedError, OSError):
+    """Reading snapshots, manifests or data files failed after retries."""
+
+
+class NotifierError(FeedError):
+    """A push notifier failed; feeds fall back to polling while it is down."""
+
+
+class FeedClosedError(FeedError, RuntimeError):
+    """The feed was used after it was closed."""

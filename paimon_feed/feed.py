@@ -1,0 +1,564 @@
+"""ChangeFeed: the async facade that ties a notifier, the planner, a bounded queue and checkpoints.
+
+::
+
+    async with ChangeFeed(table, consumer_id="orders-etl") as feed:
+        async for batch in feed:
+            process(batch.to_arrow())
+            await feed.commit(batch)
+
+A background task plans batches whenever the notifier wakes it (or the ``reconcile_interval``
+safety check fires) and puts them on a queue of at most ``max_pending`` batches, so a slow
+consumer slows planning and memory stays flat. Errors raised in the background are parked and
+re-raised at the consumer's next iteration, after every batch planned before them.
+
+Commit semantics: ``commit(batch)`` stores ``batch.next_snapshot_id`` (the first snapshot *not*
+processed) in Paimon's consumer file. Only committed progress survives a restart, so a crash
+repeats at most the batches delivered but not committed (at-least-once), and never skips one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import statistics
+import threading
+import time
+import warnings
+from collections import Counter, deque
+from dataclasses import asdict, dataclass, field
+from typing import Any, AsyncIterator, Iterable, Iterator, Literal, Sequence
+
+from paimon_feed.batch import FeedBatch
+from paimon_feed.checkpoint import CheckpointStore
+from paimon_feed.errors import (
+    CheckpointError,
+    ConfigurationError,
+    FeedClosedError,
+    SnapshotExpiredError,
+    StorageError,
+)
+from paimon_feed.notifiers import Notifier, Subscription, create_notifier
+from paimon_feed.planner import Planned, Planner
+from paimon_feed.start import StartSpec, parse_end, parse_start
+
+__all__ = ["ChangeFeed", "FeedMetrics", "SyncChangeFeed"]
+
+logger = logging.getLogger(__name__)
+
+ExpiredPolicy = Literal["error", "earliest", "latest-full"]
+_EXPIRED_POLICIES = ("error", "earliest", "latest-full")
+_STORAGE_RETRY_DELAYS = (0.2, 1.0, 5.0)
+_LATENCY_WINDOW = 1024
+
+
+@dataclass(frozen=True)
+class FeedMetrics:
+    """A snapshot of a feed's state. Times in milliseconds; counters since the feed started."""
+
+    table: str
+    consumer_id: str | None
+    mode: str
+    notifier: str
+    push_healthy: bool
+    batches_planned: int
+    batches_delivered: int
+    snapshots_delivered: int
+    last_delivered_snapshot_id: int | None
+    committed_next_snapshot_id: int | None
+    latest_known_snapshot_id: int | None
+    lag_snapshots: int
+    lag_ms: float
+    latency_ms_p50: float | None
+    latency_ms_p99: float | None
+    queue_depth: int
+    hints_by_source: dict[str, int] = field(default_factory=dict)
+    wakeups: int = 0
+    reconciles: int = 0
+    fallbacks: int = 0
+    storage_retries: int = 0
+    expired_restarts: int = 0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class _Done:
+    """Queue sentinel: the feed reached its end snapshot."""
+
+
+class _Failure:
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+class ChangeFeed:
+    """Stream a Paimon table's changes as :class:`FeedBatch` es, woken by storage events.
+
+    Args:
+        table: a pypaimon ``FileStoreTable`` (``catalog.get_table("db.t")``).
+        consumer_id: checkpoint progress in ``{table}/consumer/consumer-{id}``; a stored
+            checkpoint wins over ``start``.
+        start: where a consumer without a checkpoint begins (see :mod:`paimon_feed.start`).
+        end: last snapshot id to deliver (inclusive); the feed then ends by itself.
+        notifier: ``"auto"``, ``"local"``, ``"poll"``, ``"sqs"`` or a :class:`Notifier` instance
+            (which the caller owns and may share between feeds).
+        reconcile_interval: seconds between safety checks while push is healthy.
+        poll_interval: seconds between checks when polling (``notifier="poll"`` or fallback).
+        include_row_kind: add a ``_row_kind`` column (``+I``/``-U``/``+U``/``-D``).
+        projection, predicate, buckets: passed to pypaimon's planning and reading.
+        max_pending: batches planned ahead of the consumer at most.
+        catch_up_threshold: more snapshots than this waiting are read as one catch-up batch.
+        auto_commit: commit each batch when the consumer asks for the next one.
+        on_expired: what to do if the next snapshot expired before it was read: ``"error"``
+            (raise :class:`SnapshotExpiredError`), ``"earliest"`` or ``"latest-full"`` (log
+            the gap and restart there).
+        sqs_queue_url: the queue ``notifier="auto"``/``"sqs"`` uses for ``s3://`` tables
+            (default ``$PAIMON_FEED_SQS_QUEUE_URL``).
+    """
+
+    def __init__(
+        self,
+        table: Any,
+        *,
+        consumer_id: str | None = None,
+        start: StartSpec = "latest-full",
+        end: int | str | None = None,
+        notifier: str | Notifier = "auto",
+        reconcile_interval: float = 60.0,
+        poll_interval: float = 1.0,
+        include_row_kind: bool = False,
+        projection: Sequence[str] | None = None,
+        predicate: Any = None,
+        buckets: Iterable[int] | None = None,
+        max_pending: int = 8,
+        catch_up_threshold: int = 10,
+        auto_commit: bool = False,
+        on_expired: ExpiredPolicy = "error",
+        sqs_queue_url: str | None = None,
+    ) -> None:
+        if reconcile_interval <= 0:
+            raise ConfigurationError(f"reconcile_interval must be > 0 seconds, got {reconcile_interval}")
+        if poll_interval <= 0:
+            raise ConfigurationError(f"poll_interval must be > 0 seconds, got {poll_interval}")
+        if max_pending < 1:
+            raise ConfigurationError(f"max_pending must be >= 1, got {max_pending}")
+        if on_expired not in _EXPIRED_POLICIES:
+            raise ConfigurationError(
+                f"on_expired must be one of {', '.join(_EXPIRED_POLICIES)}, got {on_expired!r}"
+            )
+        self._start_spec = parse_start(start)
+        self._end = parse_end(end)
+        self._planner = Planner(
+            table,
+            projection=projection,
+            predicate=predicate,
+            buckets=buckets,
+            include_row_kind=include_row_kind,
+            catch_up_threshold=catch_up_threshold,
+        )
+        self.table = table
+        self.table_name = self._planner.table_name
+        self.consumer_id = consumer_id
+        self._checkpoint = CheckpointStore.for_table(table, consumer_id) if consumer_id else None
+        self._notifier_spec = notifier
+        self._notifier_options = {"poll_interval": poll_interval, "sqs_queue_url": sqs_queue_url}
+        if isinstance(notifier, str):
+            # Fail on a bad name now, not in the background task.
+            create_notifier(notifier, self._planner.table_url, **self._notifier_options)
+        elif not isinstance(notifier, Notifier):
+            raise ConfigurationError(
+                f"notifier must be 'auto', 'local', 'poll', 'sqs' or a Notifier, got {notifier!r}"
+            )
+        self.reconcile_interval = reconcile_interval
+        self.poll_interval = poll_interval
+        self.max_pending = max_pending
+        self.auto_commit = auto_commit
+        self.on_expired = on_expired
+
+        self._notifier: Notifier | None = None
+        self._owns_notifier = False
+        self._subscription: Subscription | None = None
+        self._queue: asyncio.Queue | None = None
+        self._task: asyncio.Task | None = None
+        self._started = False
+        self._closed = False
+        self._finished = False
+        self._last_yielded: FeedBatch | None = None
+        self._commit_lock: asyncio.Lock | None = None
+
+        self._committed_next: int | None = None
+        self._latest_known: int | None = None
+        self._last_delivered: FeedBatch | None = None
+        self._batches_planned = 0
+        self._batches_delivered = 0
+        self._snapshots_delivered = 0
+        self._hints: Counter[str] = Counter()
+        self._wakeups = 0
+        self._reconciles = 0
+        self._fallbacks = 0
+        self._storage_retries = 0
+        self._expired_restarts = 0
+        self._in_fallback = False
+        self._latencies_ms: deque[float] = deque(maxlen=_LATENCY_WINDOW)
+
+    # lifecycle ---------------------------------------------------------------------------
+    async def __aenter__(self) -> ChangeFeed:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def start(self) -> None:
+        """Subscribe to the notifier and start planning. Called by ``async with``."""
+        if self._closed:
+            raise FeedClosedError(f"feed for table {self.table_name} is closed; create a new one")
+        if self._started:
+            return
+        self._started = True
+        self._queue = asyncio.Queue(maxsize=self.max_pending)
+        self._commit_lock = asyncio.Lock()
+        if isinstance(self._notifier_spec, Notifier):
+            self._notifier = self._notifier_spec
+        else:
+            self._notifier = create_notifier(
+                self._notifier_spec, self._planner.table_url, **self._notifier_options
+            )
+            self._owns_notifier = True
+        self._subscription = self._notifier.subscribe(
+            self._planner.table_url, file_io=self._planner.file_io
+        )
+        await self._notifier.ready()
+        logger.info(
+            "feed for %s started (notifier=%s, consumer=%s, start=%s, end=%s)",
+            self.table_name, self._notifier.source, self.consumer_id,
+            self._start_spec.to_spec(), self._end,
+        )
+        self._task = asyncio.get_running_loop().create_task(
+            self._run(), name=f"paimon-feed-{self.table_name}"
+        )
+
+    async def close(self) -> None:
+        """Stop planning and release the subscription. Idempotent; uncommitted batches stay
+        uncommitted (they are delivered again after a restart)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        if self._subscription is not None:
+            self._subscription.close()
+        if self._owns_notifier and self._notifier is not None:
+            await self._notifier.close()
+        logger.info("feed for %s closed", self.table_name)
+
+    def __del__(self) -> None:
+        if getattr(self, "_started", False) and not getattr(self, "_closed", True):
+            warnings.warn(
+                f"unclosed ChangeFeed for table {self.table_name}; use 'async with'",
+                ResourceWarning,
+                stacklevel=1,
+            )
+
+    # consuming ---------------------------------------------------------------------------
+    def __aiter__(self) -> AsyncIterator[FeedBatch]:
+        return self
+
+    async def __anext__(self) -> FeedBatch:
+        if self._closed:
+            raise FeedClosedError(f"feed for table {self.table_name} is closed")
+        if not self._started:
+            await self.start()
+        if self.auto_commit and self._last_yielded is not None:
+            await self.commit(self._last_yielded)
+        if self._finished:
+            raise StopAsyncIteration
+        item = await self._queue.get()
+        if isinstance(item, _Done):
+            self._finished = True
+            raise StopAsyncIteration
+        if isinstance(item, _Failure):
+            self._finished = True
+            raise item.error
+        self._last_yielded = item
+        self._last_delivered = item
+        self._batches_delivered += 1
+        self._snapshots_delivered += item.snapshot_count
+        self._latencies_ms.append(max(0.0, time.time() * 1000 - item.commit_time_ms))
+        return item
+
+    async def commit(self, batch: FeedBatch) -> None:
+        """Record that ``batch`` (and every batch before it) is processed.
+
+        Stores ``batch.next_snapshot_id`` in the consumer file. Committing an older batch than
+        the last committed one does nothing: a checkpoint never moves backwards. Without a
+        ``consumer_id`` this only updates :meth:`metrics`.
+        """
+        if batch.table != self.table_name:
+            raise ConfigurationError(
+                f"batch of table {batch.table} committed to the feed of {self.table_name}"
+            )
+        async with self._commit_lock:
+            target = batch.next_snapshot_id
+            if self._committed_next is not None and target <= self._committed_next:
+                return
+            if self._checkpoint is not None:
+                await asyncio.to_thread(self._checkpoint.save, target)
+            self._committed_next = target
+
+    def sync(self) -> SyncChangeFeed:
+        """A blocking iterator over this feed for non-async code (runs its own event loop)."""
+        return SyncChangeFeed(self)
+
+    def metrics(self) -> FeedMetrics:
+        """Progress, lag, latency and where wake-ups came from."""
+        delivered = self._last_delivered
+        delivered_id = delivered.snapshot_id if delivered else None
+        latest = self._latest_known
+        lag_snapshots = max(0, (latest or 0) - (delivered_id or 0)) if latest is not None else 0
+        lag_ms = 0.0
+        if self._queue is not None and not self._queue.empty():
+            oldest = self._queue._queue[0]  # noqa: SLF001 - read-only peek at the oldest batch
+            if isinstance(oldest, FeedBatch):
+                lag_ms = max(0.0, time.time() * 1000 - oldest.commit_time_ms)
+        latencies = sorted(self._latencies_ms)
+        return FeedMetrics(
+            table=self.table_name,
+            consumer_id=self.consumer_id,
+            mode="fallback-poll" if self._in_fallback else "push",
+            notifier=self._notifier.source if self._notifier else str(self._notifier_spec),
+            push_healthy=not self._in_fallback,
+            batches_planned=self._batches_planned,
+            batches_delivered=self._batches_delivered,
+            snapshots_delivered=self._snapshots_delivered,
+            last_delivered_snapshot_id=delivered_id,
+            committed_next_snapshot_id=self._committed_next,
+            latest_known_snapshot_id=latest,
+            lag_snapshots=lag_snapshots,
+            lag_ms=lag_ms,
+            latency_ms_p50=statistics.median(latencies) if latencies else None,
+            latency_ms_p99=latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
+            if latencies
+            else None,
+            queue_depth=self._queue.qsize() if self._queue is not None else 0,
+            hints_by_source=dict(self._hints),
+            wakeups=self._wakeups,
+            reconciles=self._reconciles,
+            fallbacks=self._fallbacks,
+            storage_retries=self._storage_retries,
+            expired_restarts=self._expired_restarts,
+        )
+
+    # background planning -----------------------------------------------------------------
+    async def _run(self) -> None:
+        try:
+            next_id = await self._initial_position()
+            check_expiry = True
+            detected_at = None
+            while True:
+                if self._end is not None and next_id > self._end:
+                    logger.info("feed for %s reached end snapshot %d", self.table_name, self._end)
+                    await self._queue.put(_Done())
+                    return
+                self._subscription.expect(next_id)
+                # Hints that came in while publishing are covered by this round.
+                early = self._subscription.drain()
+                if early.hinted:
+                    self._hints.update(early.sources)
+                    detected_at = detected_at or early.detected_at
+                planned = await self._plan_round(next_id, check_expiry, detected_at)
+                for batch in planned.batches:
+                    await self._publish(batch)
+                next_id = planned.next_snapshot_id
+                if len(planned.batches) >= self.max_pending:
+                    check_expiry, detected_at = True, None  # maybe behind: plan again now
+                    continue
+                wake = await self._wait(next_id)
+                detected_at = wake.detected_at
+                check_expiry = wake.max_snapshot_id is not None and wake.max_snapshot_id >= next_id
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            logger.error("feed for %s failed: %s", self.table_name, exc)
+            await self._queue.put(_Failure(exc))
+
+    async def _initial_position(self) -> int:
+        """Where planning starts: the checkpoint if there is one, else the start spec."""
+        if self._checkpoint is not None:
+            stored = await self._storage(self._checkpoint.load)
+            if stored is not None:
+                latest = await self._storage(self._planner.latest_snapshot_id)
+                if stored > (latest or 0) + 1:
+                    raise CheckpointError(
+                        f"consumer {self.consumer_id} of table {self.table_name} is at snapshot "
+                        f"{stored}, but the latest snapshot is {latest}: was the table recreated? "
+                        f"Delete {self._checkpoint.path} to start over"
+                    )
+                self._committed_next = stored
+                self._note_latest(latest)
+                logger.info(
+                    "feed for %s resumes consumer %s at snapshot %d",
+                    self.table_name, self.consumer_id, stored,
+                )
+                return stored
+        waited = False
+        while True:
+            try:
+                batch, next_id = await self._storage(
+                    lambda: self._planner.first_batch(self._start_spec, self._end)
+                )
+            except SnapshotExpiredError as exc:
+                return await self._handle_expired(exc)
+            if next_id is not None:
+                break
+            if not waited:
+                logger.info("table %s has no snapshot yet; waiting for its first commit", self.table_name)
+                waited = True
+            self._subscription.expect(1)
+            await self._wait(1)
+        if batch is not None:
+            await self._publish(batch)
+        return next_id
+
+    async def _plan_round(self, next_id: int, check_expiry: bool, detected_at: float | None) -> Planned:
+        try:
+            return await self._storage(
+                lambda: self._planner.next_batches(
+                    next_id,
+                    self.max_pending,
+                    end=self._end,
+                    check_expiry=check_expiry,
+                    detected_at=detected_at,
+                )
+            )
+        except SnapshotExpiredError as exc:
+            restart = await self._handle_expired(exc)
+            return Planned((), restart)
+
+    async def _handle_expired(self, exc: SnapshotExpiredError) -> int:
+        if self.on_expired == "error":
+            raise exc
+        self._expired_restarts += 1
+        logger.warning("%s; on_expired=%r: restarting there", exc, self.on_expired)
+        if self.on_expired == "earliest":
+            earliest = await self._storage(self._planner.earliest_snapshot_id)
+            return earliest or exc.snapshot_id
+        batch, next_id = await self._storage(lambda: self._planner.first_batch("latest-full", self._end))
+        if batch is not None:
+            await self._publish(batch)
+        return next_id if next_id is not None else exc.snapshot_id
+
+    async def _storage(self, call):
+        """Run a blocking storage call in a thread, retrying transient storage errors."""
+        for attempt, delay in enumerate((*_STORAGE_RETRY_DELAYS, None)):
+            try:
+                return await asyncio.to_thread(call)
+            except StorageError as exc:
+                if delay is None:
+                    raise
+                self._storage_retries += 1
+                logger.warning(
+                    "table %s: storage error (attempt %d, retrying in %.1fs): %s",
+                    self.table_name, attempt + 1, delay, exc,
+                )
+                await asyncio.sleep(delay)
+
+    async def _publish(self, batch: FeedBatch) -> None:
+        self._batches_planned += 1
+        self._note_latest(batch.snapshot_id)
+        await self._queue.put(batch)
+
+    def _note_latest(self, snapshot_id: int | None) -> None:
+        if snapshot_id is not None and (self._latest_known is None or snapshot_id > self._latest_known):
+            self._latest_known = snapshot_id
+
+    async def _wait(self, next_id: int):
+        healthy = self._subscription.push_healthy
+        if healthy and self._in_fallback:
+            logger.info("feed for %s: push recovered, back to push", self.table_name)
+        elif not healthy and not self._in_fallback:
+            self._fallbacks += 1
+            logger.warning(
+                "feed for %s: push source unhealthy, polling every %.1fs until it recovers",
+                self.table_name, self.poll_interval,
+            )
+        self._in_fallback = not healthy
+        if not healthy:
+            timeout = self.poll_interval
+        elif self._wakeups == 0 and self._reconciles == 0:
+            # The first wait after start-up is short, so a commit that raced the notifier's
+            # start is not left to the reconcile interval.
+            timeout = min(self.poll_interval, self.reconcile_interval)
+        else:
+            timeout = self.reconcile_interval
+        wake = await self._subscription.wait(timeout)
+        if wake.timed_out and not wake.hinted:
+            self._reconciles += 1
+            self._hints["fallback-poll" if not healthy else "reconcile"] += 1
+        else:
+            self._wakeups += 1
+            self._hints.update(wake.sources)
+        self._note_latest(wake.max_snapshot_id)
+        return wake
+
+
+class SyncChangeFeed:
+    """Blocking use of a :class:`ChangeFeed` from non-async code.
+
+    ::
+
+        with ChangeFeed(table, consumer_id="job").sync() as feed:
+            for batch in feed:
+                process(batch.to_arrow())
+                feed.commit(batch)
+    """
+
+    def __init__(self, feed: ChangeFeed) -> None:
+        self._feed = feed
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name=f"paimon-feed-sync-{feed.table_name}", daemon=True
+        )
+        self._thread.start()
+        self._closed = False
+
+    def _call(self, coroutine):
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+
+    def __enter__(self) -> SyncChangeFeed:
+        self._call(self._feed.start())
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __iter__(self) -> Iterator[FeedBatch]:
+        return self
+
+    def __next__(self) -> FeedBatch:
+        try:
+            return self._call(self._feed.__anext__())
+        except StopAsyncIteration:
+            raise StopIteration from None
+
+    def commit(self, batch: FeedBatch) -> None:
+        self._call(self._feed.commit(batch))
+
+    def metrics(self) -> FeedMetrics:
+        return self._feed.metrics()
+
+    def close(self) -> None:
+        """Close the feed and stop its event loop. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._call(self._feed.close())
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join()
+            self._loop.close()

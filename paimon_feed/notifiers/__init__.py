@@ -1,0 +1,110 @@
+"""Notifiers: storage events in, wake-ups (SnapshotHints) out. They never plan.
+
+Which notifier serves a table is chosen by the table URL's scheme, fsspec-style, from a small
+registry: ``file`` → :class:`LocalNotifier`; ``s3``/``s3a`` → ``SqsNotifier`` when a queue is
+configured (``sqs_queue_url=`` or ``PAIMON_FEED_SQS_QUEUE_URL``); anything else →
+:class:`PollingNotifier`. A push source for another store is one module plus one registry entry.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Callable
+from urllib.parse import urlparse
+
+from paimon_feed.errors import ConfigurationError
+from paimon_feed.notifiers.base import (
+    Notifier,
+    SnapshotHint,
+    Subscription,
+    Wake,
+    normalize_table_url,
+    snapshot_id_from_name,
+)
+from paimon_feed.notifiers.local import LocalNotifier
+from paimon_feed.notifiers.polling import PollingNotifier
+
+__all__ = [
+    "Notifier",
+    "LocalNotifier",
+    "PollingNotifier",
+    "SqsNotifier",
+    "SnapshotHint",
+    "Subscription",
+    "Wake",
+    "create_notifier",
+    "normalize_table_url",
+    "snapshot_id_from_name",
+    "SQS_QUEUE_URL_ENV",
+]
+
+SQS_QUEUE_URL_ENV = "PAIMON_FEED_SQS_QUEUE_URL"
+
+NOTIFIER_NAMES = ("auto", "local", "poll", "sqs")
+
+
+def __getattr__(name: str):
+    if name == "SqsNotifier":  # needs the [s3] extra; import only when asked for
+        from paimon_feed.notifiers.sqs import SqsNotifier
+
+        return SqsNotifier
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _local(options: dict) -> Notifier:
+    return LocalNotifier()
+
+
+def _poll(options: dict) -> Notifier:
+    return PollingNotifier(poll_interval=options.get("poll_interval", 1.0))
+
+
+def _sqs(options: dict) -> Notifier:
+    queue_url = options.get("sqs_queue_url") or os.environ.get(SQS_QUEUE_URL_ENV)
+    if not queue_url:
+        raise ConfigurationError(
+            f"notifier='sqs' needs a queue: pass sqs_queue_url=... or set {SQS_QUEUE_URL_ENV}"
+        )
+    from paimon_feed.notifiers.sqs import SqsNotifier
+
+    return SqsNotifier(queue_url, **options.get("sqs_options", {}))
+
+
+def _s3_auto(options: dict) -> Notifier:
+    if options.get("sqs_queue_url") or os.environ.get(SQS_QUEUE_URL_ENV):
+        return _sqs(options)
+    return _poll(options)
+
+
+#: scheme -> factory used by ``notifier="auto"``
+AUTO_BY_SCHEME: dict[str, Callable[[dict], Notifier]] = {
+    "file": _local,
+    "s3": _s3_auto,
+    "s3a": _s3_auto,
+}
+
+_BY_NAME: dict[str, Callable[[dict], Notifier]] = {"local": _local, "poll": _poll, "sqs": _sqs}
+
+
+def create_notifier(spec: str, table_url: str, **options) -> Notifier:
+    """Build the notifier ``spec`` names (``auto``, ``local``, ``poll``, ``sqs``) for a table.
+
+    >>> type(create_notifier("auto", "/tmp/wh/db.db/t")).__name__
+    'LocalNotifier'
+    >>> type(create_notifier("auto", "oss://bucket/wh/db.db/t")).__name__
+    'PollingNotifier'
+    """
+    if spec not in NOTIFIER_NAMES:
+        raise ConfigurationError(
+            f"unknown notifier {spec!r}: use one of {', '.join(NOTIFIER_NAMES)} "
+            f"or pass a Notifier instance"
+        )
+    if spec == "auto":
+        scheme = urlparse(normalize_table_url(table_url)).scheme
+        return AUTO_BY_SCHEME.get(scheme, _poll)(options)
+    if spec == "local" and not normalize_table_url(table_url).startswith("file://"):
+        raise ConfigurationError(
+            f"notifier='local' watches local directories; table {table_url} is not local "
+            f"(use 'auto', 'poll' or 'sqs')"
+        )
+    return _BY_NAME[spec](options)

@@ -1,0 +1,127 @@
+"""Start and end positions of a feed.
+
+A start spec says where a consumer without a checkpoint begins:
+
+- ``"latest-full"`` (default): the full state at the latest snapshot, then every change after it.
+- ``"latest"``: only changes committed after the feed starts.
+- ``"earliest"``: the changes of every retained snapshot, from the earliest one.
+- ``42``, ``"42"`` or ``"snapshot:42"``: the changes of snapshot 42 and every one after it.
+- ``"time:2026-11-20T08:00:00Z"``, ``"time:2026-11-20"`` or ``"time:-1h"`` (also ``-30m``,
+  ``-7d``, ``-90s``, ``-2w``): changes committed after that instant. A bare ``-1h`` is accepted
+  too, as in ``paimon tail --from -1h``.
+
+End positions are snapshot ids, inclusive: the feed stops by itself after delivering the batch
+that covers the end snapshot.
+
+>>> parse_start("snapshot:42")
+StartPosition(kind='snapshot', snapshot_id=42, timestamp_ms=None)
+>>> parse_start("time:-1h", now_ms=7_200_000).timestamp_ms
+3600000
+>>> parse_end("snapshot:7")
+7
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Literal, Union
+
+from paimon_feed.errors import InvalidStartError
+
+__all__ = ["StartPosition", "StartSpec", "parse_start", "parse_end"]
+
+StartKind = Literal["latest-full", "latest", "earliest", "snapshot", "time"]
+StartSpec = Union[str, int, "StartPosition"]
+
+_RELATIVE = re.compile(r"^-(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)$")
+_UNIT_MS = {"ms": 1, "s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
+_GRAMMAR = (
+    "use 'latest-full', 'latest', 'earliest', a snapshot id ('42' or 'snapshot:42'), "
+    "'time:<ISO-8601>' or a relative time such as 'time:-1h'"
+)
+
+
+@dataclass(frozen=True)
+class StartPosition:
+    """A parsed start spec; ``snapshot_id`` and ``timestamp_ms`` are set for their kinds."""
+
+    kind: StartKind
+    snapshot_id: int | None = None
+    timestamp_ms: int | None = None
+
+    def to_spec(self) -> str:
+        """The string form, which :func:`parse_start` reads back."""
+        if self.kind == "snapshot":
+            return f"snapshot:{self.snapshot_id}"
+        if self.kind == "time":
+            instant = datetime.fromtimestamp(self.timestamp_ms / 1000, tz=timezone.utc)
+            return f"time:{instant.isoformat(timespec='milliseconds')}"
+        return self.kind
+
+
+def _now_ms() -> int:
+    return int(datetime.now(tz=timezone.utc).timestamp() * 1000)
+
+
+def _parse_snapshot_id(text: str, original: object) -> int:
+    if not text.isdigit():
+        raise InvalidStartError(f"invalid snapshot id in position {original!r}: {_GRAMMAR}")
+    snapshot_id = int(text)
+    if snapshot_id < 1:
+        raise InvalidStartError(f"snapshot ids start at 1, got {original!r}")
+    return snapshot_id
+
+
+def _parse_instant_ms(text: str, original: object, now_ms: int) -> int:
+    relative = _RELATIVE.match(text)
+    if relative:
+        amount, unit = relative.groups()
+        return now_ms - int(float(amount) * _UNIT_MS[unit])
+    try:
+        instant = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidStartError(
+            f"invalid time in position {original!r}: give an ISO-8601 instant "
+            f"('2026-11-20T08:00:00Z', '2026-11-20') or a relative time ('-1h', '-30m', '-7d')"
+        ) from None
+    if instant.tzinfo is None:
+        instant = instant.replace(tzinfo=timezone.utc)
+    return int(instant.timestamp() * 1000)
+
+
+def parse_start(spec: StartSpec, *, now_ms: int | None = None) -> StartPosition:
+    """Parse a start spec (see the module docstring); relative times resolve against ``now_ms``."""
+    if isinstance(spec, StartPosition):
+        return spec
+    if isinstance(spec, bool) or not isinstance(spec, (str, int)):
+        raise InvalidStartError(f"invalid start position {spec!r}: {_GRAMMAR}")
+    if isinstance(spec, int):
+        return StartPosition("snapshot", snapshot_id=_parse_snapshot_id(str(spec), spec))
+    text = spec.strip()
+    lowered = text.lower()
+    if lowered in ("latest-full", "latest", "earliest"):
+        return StartPosition(lowered)  # type: ignore[arg-type]
+    now = _now_ms() if now_ms is None else now_ms
+    if lowered.startswith("snapshot:"):
+        return StartPosition("snapshot", snapshot_id=_parse_snapshot_id(text[9:].strip(), spec))
+    if lowered.startswith("time:"):
+        return StartPosition("time", timestamp_ms=_parse_instant_ms(text[5:].strip(), spec, now))
+    if text.isdigit():
+        return StartPosition("snapshot", snapshot_id=_parse_snapshot_id(text, spec))
+    if _RELATIVE.match(text):
+        return StartPosition("time", timestamp_ms=_parse_instant_ms(text, spec, now))
+    raise InvalidStartError(f"invalid start position {spec!r}: {_GRAMMAR}")
+
+
+def parse_end(spec: str | int | None) -> int | None:
+    """Parse an end position: ``None`` (unbounded) or an inclusive snapshot id."""
+    if spec is None:
+        return None
+    if isinstance(spec, bool) or not isinstance(spec, (str, int)):
+        raise InvalidStartError(f"invalid end position {spec!r}: give a snapshot id such as 42")
+    text = str(spec).strip()
+    if text.lower().startswith("snapshot:"):
+        text = text[9:].strip()
+    return _parse_snapshot_id(text, spec)
