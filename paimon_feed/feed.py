@@ -40,7 +40,7 @@ from paimon_feed.errors import (
     StorageError,
 )
 from paimon_feed.notifiers import Notifier, Subscription, create_notifier
-from paimon_feed.planner import Planned, Planner
+from paimon_feed.planner import Planned, Planner, StartResolution
 from paimon_feed.start import StartSpec, parse_end, parse_start
 
 __all__ = ["ChangeFeed", "FeedMetrics", "SyncChangeFeed"]
@@ -161,7 +161,9 @@ class ChangeFeed:
         self.table = table
         self.table_name = self._planner.table_name
         self.consumer_id = consumer_id
-        self._checkpoint = CheckpointStore.for_table(table, consumer_id) if consumer_id else None
+        self._checkpoint = (
+            CheckpointStore.for_table(table, consumer_id) if consumer_id is not None else None
+        )
         self._notifier_spec = notifier
         self._notifier_options = {"poll_interval": poll_interval, "sqs_queue_url": sqs_queue_url}
         if isinstance(notifier, str):
@@ -187,6 +189,7 @@ class ChangeFeed:
         self._finished = False
         self._last_yielded: FeedBatch | None = None
         self._commit_lock: asyncio.Lock | None = None
+        self._position: StartResolution | SnapshotExpiredError | None = None
 
         self._committed_next: int | None = None
         self._latest_known: int | None = None
@@ -231,6 +234,12 @@ class ChangeFeed:
             self._planner.table_url, file_io=self._planner.file_io
         )
         await self._notifier.ready()
+        try:
+            # Resolve the position now, so "latest" means the latest when the feed started.
+            self._position = await self._initial_position()
+        except BaseException:
+            await self.close()
+            raise
         logger.info(
             "feed for %s started (notifier=%s, consumer=%s, start=%s, end=%s)",
             self.table_name, self._notifier.source, self.consumer_id,
@@ -356,7 +365,7 @@ class ChangeFeed:
     # background planning -----------------------------------------------------------------
     async def _run(self) -> None:
         try:
-            next_id = await self._initial_position()
+            next_id = await self._first_batch(self._position)
             check_expiry = True
             detected_at = None
             while True:
@@ -374,6 +383,8 @@ class ChangeFeed:
                 for batch in planned.batches:
                     await self._publish(batch)
                 next_id = planned.next_snapshot_id
+                if self._end is not None and next_id > self._end:
+                    continue
                 if len(planned.batches) >= self.max_pending:
                     check_expiry, detected_at = True, None  # maybe behind: plan again now
                     continue
@@ -386,8 +397,12 @@ class ChangeFeed:
             logger.error("feed for %s failed: %s", self.table_name, exc)
             await self._queue.put(_Failure(exc))
 
-    async def _initial_position(self) -> int:
-        """Where planning starts: the checkpoint if there is one, else the start spec."""
+    async def _initial_position(self) -> StartResolution | SnapshotExpiredError | None:
+        """Where planning starts: the checkpoint if there is one, else the start spec.
+
+        ``None`` means the table has no snapshot yet and the start needs one; an expired
+        start is returned, not raised, so the ``on_expired`` policy applies in the background.
+        """
         if self._checkpoint is not None:
             stored = await self._storage(self._checkpoint.load)
             if stored is not None:
@@ -404,25 +419,31 @@ class ChangeFeed:
                     "feed for %s resumes consumer %s at snapshot %d",
                     self.table_name, self.consumer_id, stored,
                 )
-                return stored
-        waited = False
-        while True:
-            try:
-                batch, next_id = await self._storage(
-                    lambda: self._planner.first_batch(self._start_spec, self._end)
+                return StartResolution(next_snapshot_id=stored)
+        try:
+            return await self._storage(
+                lambda: self._planner.resolve_start(self._start_spec, self._end)
+            )
+        except SnapshotExpiredError as exc:
+            return exc
+
+    async def _first_batch(self, position: StartResolution | SnapshotExpiredError | None) -> int:
+        """Publish the full batch the start asks for (waiting for a first commit if the table
+        is empty) and return the snapshot id change planning starts at."""
+        if isinstance(position, SnapshotExpiredError):
+            return await self._handle_expired(position)
+        if position is None:
+            logger.info("table %s has no snapshot yet; waiting for its first commit", self.table_name)
+            while position is None:
+                self._subscription.expect(1)
+                await self._wait(1)
+                position = await self._storage(
+                    lambda: self._planner.resolve_start(self._start_spec, self._end)
                 )
-            except SnapshotExpiredError as exc:
-                return await self._handle_expired(exc)
-            if next_id is not None:
-                break
-            if not waited:
-                logger.info("table %s has no snapshot yet; waiting for its first commit", self.table_name)
-                waited = True
-            self._subscription.expect(1)
-            await self._wait(1)
-        if batch is not None:
-            await self._publish(batch)
-        return next_id
+        if position.full_snapshot_id is not None:
+            full_id = position.full_snapshot_id
+            await self._publish(await self._storage(lambda: self._planner.full_batch(full_id)))
+        return position.next_snapshot_id
 
     async def _plan_round(self, next_id: int, check_expiry: bool, detected_at: float | None) -> Planned:
         try:

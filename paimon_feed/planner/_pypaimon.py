@@ -18,7 +18,14 @@ from pypaimon.read.scanner.changelog_follow_up_scanner import ChangelogFollowUpS
 
 from paimon_feed.errors import ConfigurationError
 
-__all__ = ["StreamingPlanner", "table_name", "table_url"]
+__all__ = [
+    "StreamingPlanner",
+    "table_name",
+    "table_url",
+    "serialize_split",
+    "deserialize_split",
+    "canonical_option_keys",
+]
 
 
 def table_name(table: Any) -> str:
@@ -30,6 +37,40 @@ def table_url(table: Any) -> str:
     """The table's root as a URL (``file:///...`` for local tables)."""
     path = str(table.table_path)
     return path if "://" in path else "file://" + os.path.abspath(path)
+
+
+def serialize_split(split: Any) -> bytes:
+    """A split as pypaimon's cross-language ``SplitSerializer`` v1 bytes (stable across
+    versions, unlike a pickle), for shipping splits to other processes (Spark executors)."""
+    from pypaimon.read.split_serializer import serialize_split_v1
+
+    return serialize_split_v1(split)
+
+
+def deserialize_split(data: bytes, table: Any) -> Any:
+    """The split :func:`serialize_split` wrote, rebuilt against ``table``'s schema."""
+    from pypaimon.read.split_serializer import deserialize_split_v1
+
+    schema = table.table_schema
+    by_name = {field.name: field for field in schema.fields}
+    partition_fields = [by_name[name] for name in schema.partition_keys]
+    return deserialize_split_v1(data, partition_fields, table.trimmed_primary_keys_fields)
+
+
+def canonical_option_keys() -> dict[str, str]:
+    """pypaimon's catalog/file-IO option keys by their lower-case spelling
+    (``fs.s3.accesskeyid`` -> ``fs.s3.accessKeyId``), for callers whose options arrive
+    lower-cased (Spark data source options are case-insensitive)."""
+    from pypaimon.common.options import config
+    from pypaimon.common.options.config_option import ConfigOption
+
+    keys: dict[str, str] = {}
+    for holder in vars(config).values():
+        if isinstance(holder, type):
+            for value in vars(holder).values():
+                if isinstance(value, ConfigOption):
+                    keys[value.key().lower()] = value.key()
+    return keys
 
 
 class StreamingPlanner:
@@ -45,6 +86,14 @@ class StreamingPlanner:
         include_row_kind: bool,
     ) -> None:
         self.table = table
+        if projection is not None:
+            columns = [field.name for field in table.fields]
+            unknown = [name for name in projection if name not in columns]
+            if unknown or not projection:
+                raise ConfigurationError(
+                    f"table {table_name(table)}: invalid projection {list(projection)!r}: "
+                    f"unknown columns {unknown}; the table has {columns}"
+                )
         builder = table.new_stream_read_builder()
         try:
             if projection is not None:

@@ -1,0 +1,374 @@
+"""Push notifications for ``s3://`` tables from an SQS queue fed by S3 event notifications.
+
+One :class:`SqsNotifier` long-polls one queue for every table it serves: S3 (directly, through
+SNS or through EventBridge) puts an event in the queue when a snapshot file is written, the
+notifier parses it with :mod:`paimon_feed.notifiers.events` and wakes the subscriptions of that
+table. Hints are only wake-ups, so a message is deleted as soon as its hints are handed over;
+the feed's planner reads the snapshots itself.
+
+What happens to each received message:
+
+=========================================  ==================================================
+message                                    outcome
+=========================================  ==================================================
+hints for a subscribed table               dispatched, then deleted
+hints only for tables nobody follows       deleted if ``delete_unmatched`` (default), else left
+no hints (data files, temp files, tests)   deleted: nothing will ever want it
+malformed                                  logged and left for the queue's redrive policy,
+                                           unless ``delete_malformed``
+=========================================  ==================================================
+
+A message that is left becomes visible again after the queue's visibility timeout; its
+visibility is not reset, so the notifier does not spin on it.
+
+When receiving fails ``failure_threshold`` times in a row (queue unreachable, access denied),
+the notifier marks itself unhealthy so feeds fall back to polling, and keeps retrying with
+exponential backoff; the first successful receive marks it healthy again.
+
+Needs the ``[s3]`` extra (``aiobotocore``). Endpoint, region and credentials follow the boto
+conventions: explicit arguments, else the environment (``AWS_ENDPOINT_URL_SQS``,
+``AWS_DEFAULT_REGION``, ``AWS_ACCESS_KEY_ID``, ...) and the default credential chain.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from paimon_feed.errors import ConfigurationError, NotifierError
+from paimon_feed.notifiers.base import Notifier, Subscription
+from paimon_feed.notifiers.events import MalformedMessageError, parse_message
+
+__all__ = [
+    "QUEUE_URL_ENV",
+    "MissingDependencyError",
+    "SqsNotifier",
+    "queue_url_from_env",
+]
+
+logger = logging.getLogger(__name__)
+
+QUEUE_URL_ENV = "PAIMON_FEED_SQS_QUEUE_URL"
+_MAX_BATCH = 10  # SQS caps receive and delete batches at 10 messages
+_CONNECT_TIMEOUT = 5.0  # seconds
+_READ_TIMEOUT_MARGIN = 10.0  # seconds on top of the long-poll wait
+_QUEUE_URL_REGION = re.compile(r"^(?:sqs\.)?([a-z]{2}(?:-[a-z]+)+-\d+)\.(?:queue\.)?amazonaws\.")
+
+
+class MissingDependencyError(ConfigurationError, ImportError):
+    """An optional integration was used without its extra installed."""
+
+
+def queue_url_from_env(environ: Mapping[str, str] | None = None) -> str | None:
+    """The queue URL configured in ``PAIMON_FEED_SQS_QUEUE_URL``, or ``None`` if unset or blank.
+
+    >>> queue_url_from_env({"PAIMON_FEED_SQS_QUEUE_URL": " https://sqs.eu-west-1.amazonaws.com/1/q "})
+    'https://sqs.eu-west-1.amazonaws.com/1/q'
+    >>> queue_url_from_env({}) is None
+    True
+    """
+    value = (os.environ if environ is None else environ).get(QUEUE_URL_ENV, "").strip()
+    return value or None
+
+
+def _region_from_queue_url(queue_url: str) -> str | None:
+    host = queue_url.split("://", 1)[-1].split("/", 1)[0]
+    match = _QUEUE_URL_REGION.match(host)
+    return match.group(1) if match else None
+
+
+def _import_aiobotocore() -> tuple[Any, Any]:
+    try:
+        from aiobotocore.config import AioConfig
+        from aiobotocore.session import get_session
+    except ImportError as exc:
+        raise MissingDependencyError(
+            "SqsNotifier needs aiobotocore; install it with: pip install 'paimon-feed[s3]'"
+        ) from exc
+    return get_session, AioConfig
+
+
+class SqsNotifier(Notifier):
+    """Wakes feeds of ``s3://`` tables from S3 event notifications in an SQS queue.
+
+    ``wait_time_seconds`` is the long-poll wait (0–20), ``max_messages`` the receive batch
+    (1–10). ``buckets`` limits which buckets' events count (default: all). After
+    ``failure_threshold`` consecutive receive failures the notifier reports itself unhealthy;
+    it retries after ``retry_backoff[0]`` seconds, doubling up to ``retry_backoff[1]``.
+
+    The receive loop starts at the first :meth:`subscribe`, which must run inside the event
+    loop that will wait on the subscriptions. Use as an async context manager or call
+    :meth:`close`.
+    """
+
+    source = "sqs"
+
+    def __init__(
+        self,
+        queue_url: str,
+        *,
+        endpoint_url: str | None = None,
+        region_name: str | None = None,
+        aws_access_key_id: str | None = None,
+        aws_secret_access_key: str | None = None,
+        aws_session_token: str | None = None,
+        wait_time_seconds: int = 20,
+        max_messages: int = 10,
+        delete_malformed: bool = False,
+        delete_unmatched: bool = True,
+        buckets: Iterable[str] | None = None,
+        failure_threshold: int = 3,
+        retry_backoff: tuple[float, float] = (0.5, 30.0),
+    ) -> None:
+        super().__init__()
+        if not isinstance(queue_url, str) or not queue_url.strip():
+            raise ConfigurationError(
+                f"SqsNotifier: queue_url must be the queue's URL, got {queue_url!r}; set it "
+                f"explicitly or in {QUEUE_URL_ENV}"
+            )
+        if not 0 <= wait_time_seconds <= 20:
+            raise ConfigurationError(
+                f"SqsNotifier: wait_time_seconds must be within 0..20, got {wait_time_seconds}"
+            )
+        if not 1 <= max_messages <= _MAX_BATCH:
+            raise ConfigurationError(
+                f"SqsNotifier: max_messages must be within 1..10, got {max_messages}"
+            )
+        if failure_threshold < 1:
+            raise ConfigurationError(
+                f"SqsNotifier: failure_threshold must be at least 1, got {failure_threshold}"
+            )
+        initial_backoff, max_backoff = retry_backoff
+        if not 0 < initial_backoff <= max_backoff:
+            raise ConfigurationError(
+                f"SqsNotifier: retry_backoff must be (initial, max) seconds with "
+                f"0 < initial <= max, got {retry_backoff!r}"
+            )
+        self._get_session, self._config_class = _import_aiobotocore()
+        self.queue_url = queue_url.strip()
+        self.endpoint_url = endpoint_url
+        self.region_name = region_name or _region_from_queue_url(self.queue_url)
+        self._credentials = {
+            "aws_access_key_id": aws_access_key_id,
+            "aws_secret_access_key": aws_secret_access_key,
+            "aws_session_token": aws_session_token,
+        }
+        self.wait_time_seconds = wait_time_seconds
+        self.max_messages = max_messages
+        self.delete_malformed = delete_malformed
+        self.delete_unmatched = delete_unmatched
+        self.buckets = frozenset(buckets) if buckets is not None else None
+        self.failure_threshold = failure_threshold
+        self.retry_backoff = (float(initial_backoff), float(max_backoff))
+        self._task: asyncio.Task[None] | None = None
+        self.consecutive_failures = 0
+        self.messages_received = 0
+        self.messages_deleted = 0
+        self.messages_malformed = 0
+        self.messages_ignored = 0
+        self.messages_left = 0
+        self.receive_errors = 0
+        self.delete_errors = 0
+
+    @classmethod
+    def from_env(cls, **options: Any) -> SqsNotifier:
+        """A notifier for the queue named in ``PAIMON_FEED_SQS_QUEUE_URL``."""
+        queue_url = queue_url_from_env()
+        if queue_url is None:
+            raise ConfigurationError(
+                f"{QUEUE_URL_ENV} is not set; set it to the URL of the SQS queue that receives "
+                f"the warehouse bucket's S3 event notifications"
+            )
+        return cls(queue_url, **options)
+
+    def __repr__(self) -> str:
+        return f"SqsNotifier({self.queue_url!r})"
+
+    def metrics(self) -> dict[str, Any]:
+        """Counters since creation, plus current health; JSON-serializable."""
+        return {
+            "source": self.source,
+            "queue_url": self.queue_url,
+            "healthy": self.healthy,
+            "subscribed_tables": len(self._subscriptions),
+            "messages_received": self.messages_received,
+            "messages_deleted": self.messages_deleted,
+            "messages_malformed": self.messages_malformed,
+            "messages_ignored": self.messages_ignored,
+            "messages_left": self.messages_left,
+            "hints_dispatched": self.hints_dispatched,
+            "hints_unmatched": self.hints_unmatched,
+            "receive_errors": self.receive_errors,
+            "delete_errors": self.delete_errors,
+            "consecutive_failures": self.consecutive_failures,
+        }
+
+    # lifecycle ---------------------------------------------------------------------------
+    def _on_subscribe(self, subscription: Subscription) -> None:
+        if self._task is not None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError as exc:
+            subscription.close()
+            raise NotifierError(
+                f"{self!r}: subscribe({subscription.table_url!r}) must be called inside a "
+                f"running event loop (from async code); the receive loop runs there"
+            ) from exc
+        self._task = loop.create_task(self._receive_loop(), name=f"paimon-feed {self!r}")
+        self._task.add_done_callback(self._on_loop_done)
+
+    async def _close(self) -> None:
+        task, self._task = self._task, None
+        if task is None:
+            return
+        task.cancel()
+        # asyncio.wait, unlike awaiting the task, lets a cancellation of close() itself through.
+        await asyncio.wait({task})
+
+    def _on_loop_done(self, task: asyncio.Task[None]) -> None:
+        if task.cancelled():
+            return
+        error = task.exception()
+        if error is not None:
+            logger.error("%r: receive loop stopped by %r", self, error, exc_info=error)
+            self._set_healthy(False, f"receive loop stopped: {error!r}")
+
+    # receive loop ------------------------------------------------------------------------
+    def _new_client(self) -> Any:
+        config = self._config_class(
+            connect_timeout=_CONNECT_TIMEOUT,
+            read_timeout=self.wait_time_seconds + _READ_TIMEOUT_MARGIN,
+            # The loop retries with its own backoff and health accounting.
+            retries={"mode": "standard", "total_max_attempts": 1},
+        )
+        return self._get_session().create_client(
+            "sqs",
+            region_name=self.region_name,
+            endpoint_url=self.endpoint_url,
+            config=config,
+            **self._credentials,
+        )
+
+    async def _receive_loop(self) -> None:
+        async with contextlib.AsyncExitStack() as stack:
+            client = None
+            while True:
+                try:
+                    if client is None:
+                        client = await stack.enter_async_context(self._new_client())
+                    response = await client.receive_message(
+                        QueueUrl=self.queue_url,
+                        MaxNumberOfMessages=self.max_messages,
+                        WaitTimeSeconds=self.wait_time_seconds,
+                    )
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - logged, counted, reflected in health
+                    await self._receive_failed(exc)
+                    continue
+                self.consecutive_failures = 0
+                self._set_healthy(True)
+                messages = response.get("Messages") or []
+                if messages:
+                    await self._handle(client, messages)
+
+    async def _receive_failed(self, exc: Exception) -> None:
+        self.receive_errors += 1
+        self.consecutive_failures += 1
+        reason = f"{type(exc).__name__}: {exc}"
+        initial, maximum = self.retry_backoff
+        delay = min(maximum, initial * 2 ** min(self.consecutive_failures - 1, 32))
+        logger.warning(
+            "%r: receive failed (%d in a row), retrying in %.1fs: %s",
+            self,
+            self.consecutive_failures,
+            delay,
+            reason,
+            exc_info=not _is_transport_error(exc),
+        )
+        if self.consecutive_failures >= self.failure_threshold:
+            self._set_healthy(False, f"{self.consecutive_failures} receive failures; {reason}")
+        await asyncio.sleep(delay)
+
+    async def _handle(self, client: Any, messages: list[dict[str, Any]]) -> None:
+        to_delete: list[dict[str, Any]] = []
+        for message in messages:
+            self.messages_received += 1
+            if self._settle(message):
+                to_delete.append(message)
+            else:
+                self.messages_left += 1
+        if to_delete:
+            await self._delete(client, to_delete)
+
+    def _settle(self, message: dict[str, Any]) -> bool:
+        """Dispatch one message's hints; whether the message should be deleted."""
+        message_id = message.get("MessageId")
+        try:
+            hints = parse_message(message.get("Body", ""), source=self.source, buckets=self.buckets)
+        except MalformedMessageError as error:
+            self.messages_malformed += 1
+            logger.warning(
+                "%r: message %s is malformed (%s); %s",
+                self,
+                message_id,
+                error.reason,
+                "deleting it" if self.delete_malformed else "leaving it for the redrive policy",
+            )
+            return self.delete_malformed
+        if not hints:
+            self.messages_ignored += 1
+            return True
+        receivers = sum([self._dispatch(hint) for hint in hints])
+        return receivers > 0 or self.delete_unmatched
+
+    async def _delete(self, client: Any, messages: list[dict[str, Any]]) -> None:
+        for start in range(0, len(messages), _MAX_BATCH):
+            chunk = messages[start : start + _MAX_BATCH]
+            entries = [
+                {"Id": str(index), "ReceiptHandle": message["ReceiptHandle"]}
+                for index, message in enumerate(chunk)
+            ]
+            try:
+                response = await client.delete_message_batch(QueueUrl=self.queue_url, Entries=entries)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the messages come back; hints are idempotent
+                self.delete_errors += len(entries)
+                logger.warning(
+                    "%r: deleting %d messages failed; they will be received again: %s: %s",
+                    self,
+                    len(entries),
+                    type(exc).__name__,
+                    exc,
+                    exc_info=not _is_transport_error(exc),
+                )
+                continue
+            self.messages_deleted += len(response.get("Successful") or [])
+            for failure in response.get("Failed") or []:
+                self.delete_errors += 1
+                message = chunk[int(failure.get("Id", 0))]
+                logger.warning(
+                    "%r: deleting message %s failed (%s: %s); it will be received again",
+                    self,
+                    message.get("MessageId"),
+                    failure.get("Code"),
+                    failure.get("Message"),
+                )
+
+
+def _is_transport_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is an expected failure of talking to SQS (no traceback needed)."""
+    if isinstance(exc, (OSError, asyncio.TimeoutError)):
+        return True
+    try:
+        from botocore.exceptions import BotoCoreError, ClientError
+    except ImportError:  # pragma: no cover - botocore comes with aiobotocore
+        return False
+    return isinstance(exc, (BotoCoreError, ClientError))

@@ -1,0 +1,274 @@
+"""Options of the ``paimon_feed`` Spark source, parsed and checked before any query runs.
+
+Spark hands a Python data source its options in a case-insensitive dict whose keys are
+lower-cased. This module turns that dict into a frozen :class:`SourceOptions` or raises a
+:class:`~paimon_feed.errors.ConfigurationError` subclass that names the offending option, so a
+typo fails at ``load()`` instead of in the middle of a stream.
+
+=========================  ==========================================================
+option                     meaning
+=========================  ==========================================================
+``warehouse``              warehouse root of pypaimon's catalog (required)
+``table``                  ``db.table`` (required; ``load("db.table")`` works too)
+``catalog.<key>``          any pypaimon catalog option, e.g. ``catalog.fs.s3.endpoint``
+``startingPosition``       ``latest-full`` (default), ``latest``, ``earliest``,
+                           ``snapshot:N`` / ``N``, ``time:<ISO-8601>`` / ``time:-1h``
+``endSnapshot``            last snapshot id to read, inclusive
+``maxSnapshotsPerTrigger`` at most this many snapshot ids per micro-batch
+``includeRowKind``         ``true`` adds ``_row_kind`` (``+I``/``-U``/``+U``/``-D``) first
+``consumerId``             Paimon consumer id: progress is written to
+                           ``{table}/consumer/consumer-<id>`` on each Spark commit
+``notifier``               ``auto`` (default), ``local``, ``poll``, ``sqs``;
+                           ``storage-per-trigger`` is a no-push baseline for benchmarks
+``queueUrl``               the SQS queue for ``notifier=sqs`` (or ``auto`` on ``s3://``)
+``reconcileInterval``      seconds between safety checks while push is healthy (60)
+``pollInterval``           seconds between checks when polling or push is down (1)
+``statsPath``              local file the driver writes its storage-call counters to
+=========================  ==========================================================
+
+Durations take plain seconds (``"60"``, ``"0.5"``) or a unit: ``"500ms"``, ``"30s"``, ``"2m"``.
+
+>>> opts = parse_options({"warehouse": "/tmp/wh", "table": "db.orders",
+...                       "catalog.fs.s3.accesskeyid": "k", "maxsnapshotspertrigger": "3"})
+>>> opts.catalog_options()["fs.s3.accessKeyId"], opts.max_snapshots_per_trigger
+('k', 3)
+>>> parse_options({"warehouse": "/tmp/wh", "table": "db.t", "startingPositon": "latest"})
+Traceback (most recent call last):
+...
+paimon_feed.spark.options.UnknownOptionError: unknown option 'startingpositon' for format paimon_feed (did you mean 'startingPosition'?). Known options: ...
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from typing import Mapping
+
+from paimon_feed.checkpoint import validate_consumer_id
+from paimon_feed.errors import ConfigurationError, InvalidConsumerIdError, InvalidStartError
+from paimon_feed.start import parse_end, parse_start
+
+__all__ = [
+    "SourceOptions",
+    "parse_options",
+    "UnknownOptionError",
+    "InvalidOptionError",
+    "FORMAT_NAME",
+    "STORAGE_PER_TRIGGER",
+    "NOTIFIER_CHOICES",
+]
+
+FORMAT_NAME = "paimon_feed"
+CATALOG_PREFIX = "catalog."
+
+#: ``notifier`` value that disables push: every ``latestOffset`` call checks storage. It is the
+#: baseline the benchmark compares push against, not something to run in production.
+STORAGE_PER_TRIGGER = "storage-per-trigger"
+NOTIFIER_CHOICES = ("auto", "local", "poll", "sqs", STORAGE_PER_TRIGGER)
+
+_KNOWN = (
+    "warehouse",
+    "table",
+    "startingPosition",
+    "endSnapshot",
+    "maxSnapshotsPerTrigger",
+    "includeRowKind",
+    "consumerId",
+    "notifier",
+    "queueUrl",
+    "reconcileInterval",
+    "pollInterval",
+    "statsPath",
+)
+_CANONICAL = {name.lower(): name for name in _KNOWN}
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(ms|s|m|h)?\s*$", re.IGNORECASE)
+_DURATION_UNIT_S = {None: 1.0, "ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+_TRUE = ("true", "1", "yes")
+_FALSE = ("false", "0", "no")
+
+
+class UnknownOptionError(ConfigurationError):
+    """An option the ``paimon_feed`` source does not know (most often a typo)."""
+
+
+class InvalidOptionError(ConfigurationError):
+    """A known option with a value the source cannot use."""
+
+
+@dataclass(frozen=True)
+class SourceOptions:
+    """Validated options of one ``paimon_feed`` read. Durations are in seconds.
+
+    ``starting_position`` stays a string: relative times (``time:-1h``) are resolved when the
+    query starts, not when the DataFrame is defined.
+    """
+
+    table: str
+    catalog: tuple[tuple[str, str], ...]
+    starting_position: str = "latest-full"
+    end_snapshot: int | None = None
+    max_snapshots_per_trigger: int | None = None
+    include_row_kind: bool = False
+    consumer_id: str | None = None
+    notifier: str = "auto"
+    queue_url: str | None = None
+    reconcile_interval: float = 60.0
+    poll_interval: float = 1.0
+    stats_path: str | None = None
+
+    def catalog_options(self) -> dict[str, str]:
+        """Options for ``pypaimon.CatalogFactory.create`` (``warehouse`` included)."""
+        return dict(self.catalog)
+
+    @property
+    def warehouse(self) -> str:
+        return self.catalog_options()["warehouse"]
+
+    @property
+    def push(self) -> bool:
+        """Whether a notifier wakes the source (every choice but the per-trigger baseline)."""
+        return self.notifier != STORAGE_PER_TRIGGER
+
+
+def _unknown(key: str) -> UnknownOptionError:
+    close = difflib.get_close_matches(key, list(_CANONICAL), n=1, cutoff=0.75)
+    hint = f" (did you mean {_CANONICAL[close[0]]!r}?)" if close else ""
+    return UnknownOptionError(
+        f"unknown option {key!r} for format {FORMAT_NAME}{hint}. Known options: "
+        f"{', '.join(_KNOWN)}; pass pypaimon catalog options with the {CATALOG_PREFIX!r} prefix "
+        f"(e.g. catalog.fs.s3.endpoint)"
+    )
+
+
+def _positive_int(name: str, value: str) -> int:
+    text = str(value).strip()
+    if not text.isdigit() or int(text) < 1:
+        raise InvalidOptionError(f"option {name} must be a positive integer, got {value!r}")
+    return int(text)
+
+
+def _duration_s(name: str, value: str) -> float:
+    match = _DURATION.match(str(value))
+    if not match:
+        raise InvalidOptionError(
+            f"option {name} must be a duration such as '60', '30s', '500ms' or '2m', got {value!r}"
+        )
+    amount, unit = match.groups()
+    seconds = float(amount) * _DURATION_UNIT_S[unit.lower() if unit else None]
+    if seconds <= 0:
+        raise InvalidOptionError(f"option {name} must be greater than zero, got {value!r}")
+    return seconds
+
+
+def _boolean(name: str, value: str) -> bool:
+    text = str(value).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise InvalidOptionError(f"option {name} must be 'true' or 'false', got {value!r}")
+
+
+def _catalog_key(suffix: str, known_keys: Mapping[str, str]) -> str:
+    # Spark lower-cases option keys; pypaimon's are case-sensitive (fs.s3.accessKeyId).
+    return known_keys.get(suffix.lower(), suffix)
+
+
+def parse_options(
+    options: Mapping[str, str], *, known_catalog_keys: Mapping[str, str] | None = None
+) -> SourceOptions:
+    """Check Spark's options for the ``paimon_feed`` format and return them typed.
+
+    ``known_catalog_keys`` maps lower-case pypaimon option keys to their real spelling
+    (default: every key pypaimon declares).
+    """
+    if known_catalog_keys is None:
+        from paimon_feed.planner._pypaimon import canonical_option_keys
+
+        known_catalog_keys = canonical_option_keys()
+    source: dict[str, str] = {}
+    catalog: dict[str, str] = {}
+    path = None
+    for raw_key, value in options.items():
+        key = str(raw_key)
+        lowered = key.lower()
+        if lowered.startswith(CATALOG_PREFIX):
+            suffix = key[len(CATALOG_PREFIX):]
+            if not suffix:
+                raise InvalidOptionError(f"option {key!r} names no catalog option after the prefix")
+            catalog[_catalog_key(suffix, known_catalog_keys)] = str(value)
+        elif lowered == "path":  # load("db.table")
+            path = str(value)
+        elif lowered in _CANONICAL:
+            source[_CANONICAL[lowered]] = str(value)
+        else:
+            raise _unknown(key)
+
+    if "warehouse" in catalog and "warehouse" in source:
+        raise InvalidOptionError(
+            "give the warehouse once: option warehouse and option catalog.warehouse are both set"
+        )
+    warehouse = source.pop("warehouse", None) or catalog.pop("warehouse", None)
+    if not warehouse or not warehouse.strip():
+        raise InvalidOptionError(
+            f"option warehouse is required: the root of the Paimon warehouse, e.g. "
+            f".option('warehouse', 's3://bucket/warehouse')"
+        )
+    catalog["warehouse"] = warehouse.strip()
+
+    table = source.pop("table", None)
+    if table is not None and path is not None and table.strip() != path.strip():
+        raise InvalidOptionError(f"option table ({table!r}) and load path ({path!r}) disagree")
+    table = table or path
+    if not table or table.count(".") != 1 or not all(part.strip() for part in table.split(".")):
+        raise InvalidOptionError(
+            f"option table must be 'database.table', got {table!r}"
+        )
+
+    starting = source.get("startingPosition", "latest-full").strip()
+    try:
+        parse_start(starting)
+    except InvalidStartError as exc:
+        raise InvalidStartError(f"option startingPosition: {exc}") from exc
+    end = None
+    if "endSnapshot" in source:
+        try:
+            end = parse_end(source["endSnapshot"])
+        except InvalidStartError as exc:
+            raise InvalidStartError(f"option endSnapshot: {exc}") from exc
+
+    max_snapshots = None
+    if "maxSnapshotsPerTrigger" in source:
+        max_snapshots = _positive_int("maxSnapshotsPerTrigger", source["maxSnapshotsPerTrigger"])
+
+    consumer_id = source.get("consumerId")
+    if consumer_id is not None:
+        try:
+            validate_consumer_id(consumer_id)
+        except InvalidConsumerIdError as exc:
+            raise InvalidConsumerIdError(f"option consumerId: {exc}") from exc
+
+    notifier = source.get("notifier", "auto").strip().lower()
+    if notifier not in NOTIFIER_CHOICES:
+        raise InvalidOptionError(
+            f"option notifier must be one of {', '.join(NOTIFIER_CHOICES[:-1])}, got {notifier!r}"
+        )
+    queue_url = source.get("queueUrl")
+    if queue_url is not None and not queue_url.strip():
+        raise InvalidOptionError("option queueUrl is empty")
+
+    return SourceOptions(
+        table=table.strip(),
+        catalog=tuple(sorted(catalog.items())),
+        starting_position=starting,
+        end_snapshot=end,
+        max_snapshots_per_trigger=max_snapshots,
+        include_row_kind=_boolean("includeRowKind", source.get("includeRowKind", "false")),
+        consumer_id=consumer_id,
+        notifier=notifier,
+        queue_url=queue_url.strip() if queue_url else None,
+        reconcile_interval=_duration_s("reconcileInterval", source.get("reconcileInterval", "60")),
+        poll_interval=_duration_s("pollInterval", source.get("pollInterval", "1")),
+        stats_path=source.get("statsPath") or None,
+    )

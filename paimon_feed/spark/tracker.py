@@ -1,0 +1,375 @@
+"""The driver's memory of a table's newest snapshot, refreshed by push instead of per trigger.
+
+Spark asks a streaming source for its latest offset on every trigger, up to a hundred times a
+second with ``processingTime="0 seconds"``. Answering each call from storage is what makes
+polling expensive. :class:`SnapshotTracker` answers from memory and touches storage only
+
+- when a notifier (inotify, SQS, or the polling notifier) hints that a snapshot was committed,
+- when ``reconcile_interval`` seconds passed since the last check (the safety net for a lost
+  event; ``poll_interval`` while the push source is unhealthy),
+- when asked to (``refresh()``: start-up, ``Trigger.AvailableNow``).
+
+A check probes forward with existence checks of ``snapshot-{n}``: Paimon commits snapshot ids in
+order, so the first missing id ends the contiguous run. An idle check costs one request.
+
+The notifier runs on a private asyncio event loop in a daemon thread, the same notifiers a
+:class:`~paimon_feed.ChangeFeed` uses. Hints are only wake-ups (DESIGN invariant 1): the
+tracker alone decides, from storage, which snapshots exist.
+
+:class:`StorageCounter` counts every storage call the driver makes (probes, planning, consumer
+files) so the benchmark can report requests per idle minute.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import tempfile
+import threading
+import time
+from collections import Counter
+from typing import Any, Callable
+
+from paimon_feed.errors import ConfigurationError, StorageError
+from paimon_feed.notifiers import create_notifier
+
+__all__ = ["SnapshotTracker", "StorageCounter", "STORAGE_METHODS"]
+
+logger = logging.getLogger(__name__)
+
+#: pypaimon FileIO methods that reach storage; each call counts as one request.
+STORAGE_METHODS = (
+    "exists",
+    "exists_batch",
+    "read_file_utf8",
+    "read_overwritten_file_utf8",
+    "new_input_stream",
+    "new_output_stream",
+    "get_file_status",
+    "get_file_size",
+    "list_status",
+    "list_directories",
+    "is_dir",
+    "write_file",
+    "overwrite_file_utf8",
+    "try_to_write_atomic",
+    "rename",
+    "delete",
+    "mkdirs",
+)
+
+_THREAD_START_TIMEOUT_S = 30.0
+_THREAD_STOP_TIMEOUT_S = 10.0
+
+
+class StorageCounter:
+    """Thread-safe counts of storage calls, by FileIO method."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._calls: Counter[str] = Counter()
+
+    def instrument(self, file_io: Any) -> Any:
+        """Count the storage calls made through ``file_io`` from now on; returns it.
+
+        The methods are wrapped on the instance, so pypaimon's ``isinstance`` checks on its
+        FileIO classes still hold.
+        """
+        if getattr(file_io, "_paimon_feed_counter", None) is self:
+            return file_io
+        for name in STORAGE_METHODS:
+            method = getattr(file_io, name, None)
+            if callable(method):
+                setattr(file_io, name, self._counting(name, method))
+        file_io._paimon_feed_counter = self
+        return file_io
+
+    def _counting(self, name: str, method: Callable) -> Callable:
+        def call(*args, **kwargs):
+            with self._lock:
+                self._calls[name] += 1
+            return method(*args, **kwargs)
+
+        call.__name__ = name
+        call.__wrapped__ = method
+        return call
+
+    @property
+    def total(self) -> int:
+        with self._lock:
+            return sum(self._calls.values())
+
+    def by_method(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self._calls)
+
+
+class _NotifierThread:
+    """A notifier subscription on its own event loop; collects hints for the driver thread."""
+
+    def __init__(self, spec: str, table_url: str, file_io: Any, notifier_options: dict) -> None:
+        self.spec = spec
+        self.table_url = table_url
+        self.file_io = file_io
+        self.notifier_options = notifier_options
+        self.source = spec
+        self._lock = threading.Lock()
+        self._hinted = False
+        self._max_snapshot_id: int | None = None
+        self._hints: Counter[str] = Counter()
+        self._ready = threading.Event()
+        self._startup_error: BaseException | None = None
+        self._failed = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task | None = None
+        self._notifier = None
+        self._subscription = None
+        self._thread = threading.Thread(
+            target=self._run, name=f"paimon-feed-spark-notifier-{table_url}", daemon=True
+        )
+
+    def start(self) -> None:
+        self._thread.start()
+        if not self._ready.wait(_THREAD_START_TIMEOUT_S):
+            raise ConfigurationError(
+                f"notifier {self.spec!r} for table {self.table_url} did not start within "
+                f"{_THREAD_START_TIMEOUT_S:.0f}s"
+            )
+        if self._startup_error is not None:
+            raise self._startup_error
+
+    def _run(self) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        try:
+            loop.run_until_complete(self._main())
+        except asyncio.CancelledError:
+            pass  # close() cancelled the main task: the normal way out
+        except Exception:
+            self._failed = True
+            if self._startup_error is None:  # a start-up error is raised by start() instead
+                logger.exception(
+                    "notifier for %s failed; the Spark source falls back to polling every %ss",
+                    self.table_url, self.notifier_options.get("poll_interval"),
+                )
+        finally:
+            self._ready.set()
+            loop.close()
+
+    async def _main(self) -> None:
+        self._task = asyncio.current_task()
+        try:
+            self._notifier = create_notifier(self.spec, self.table_url, **self.notifier_options)
+            self.source = self._notifier.source
+            self._subscription = self._notifier.subscribe(self.table_url, file_io=self.file_io)
+            await self._notifier.ready()
+        except Exception as exc:
+            self._startup_error = exc
+            raise
+        finally:
+            self._ready.set()
+        try:
+            while True:
+                wake = await self._subscription.wait(None)
+                with self._lock:
+                    self._hinted = self._hinted or wake.hinted or not wake.timed_out
+                    self._hints.update(wake.sources)
+                    if wake.max_snapshot_id is not None and (
+                        self._max_snapshot_id is None or wake.max_snapshot_id > self._max_snapshot_id
+                    ):
+                        self._max_snapshot_id = wake.max_snapshot_id
+        finally:
+            if self._subscription is not None:
+                self._subscription.close()
+            await self._notifier.close()
+
+    @property
+    def healthy(self) -> bool:
+        if self._failed or not self._thread.is_alive():
+            return False
+        return self._notifier is None or self._notifier.healthy
+
+    def take(self) -> tuple[bool, int | None]:
+        """``(woken, max hinted snapshot id)`` since the last call."""
+        with self._lock:
+            woken, max_id = self._hinted, self._max_snapshot_id
+            self._hinted, self._max_snapshot_id = False, None
+        return woken, max_id
+
+    def hints(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self._hints)
+
+    def expect(self, next_snapshot_id: int) -> None:
+        """Tell probing notifiers (``poll``) which snapshot id to look for."""
+        loop, subscription = self._loop, self._subscription
+        if loop is not None and subscription is not None and not loop.is_closed():
+            try:
+                loop.call_soon_threadsafe(subscription.expect, next_snapshot_id)
+            except RuntimeError:
+                pass  # the loop closed in between: nothing left to tell
+
+    def close(self) -> None:
+        loop, task = self._loop, self._task
+        if loop is not None and task is not None and not loop.is_closed():
+            try:
+                loop.call_soon_threadsafe(task.cancel)
+            except RuntimeError:
+                pass  # already stopped
+        if self._thread.is_alive():
+            self._thread.join(_THREAD_STOP_TIMEOUT_S)
+
+
+class SnapshotTracker:
+    """Knows the newest contiguous snapshot id of one table, checking storage only when needed.
+
+    Args:
+        table: a pypaimon ``FileStoreTable`` whose ``file_io`` is already instrumented by
+            ``counter`` (if counting is wanted).
+        table_url: the table's root, as the notifiers key it.
+        notifier: ``auto``/``local``/``poll``/``sqs``, or ``storage-per-trigger`` for no push
+            (every :meth:`latest` call checks storage).
+        reconcile_interval: seconds between safety checks while push is healthy.
+        poll_interval: seconds between checks while the push source is down, and the polling
+            notifier's interval.
+        sqs_queue_url: the queue for ``sqs`` (or ``auto`` on ``s3://``).
+        clock: monotonic seconds (tests).
+    """
+
+    def __init__(
+        self,
+        table: Any,
+        table_url: str,
+        *,
+        notifier: str = "auto",
+        reconcile_interval: float = 60.0,
+        poll_interval: float = 1.0,
+        sqs_queue_url: str | None = None,
+        counter: StorageCounter | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.table_url = table_url
+        self.reconcile_interval = reconcile_interval
+        self.poll_interval = poll_interval
+        self.counter = counter or StorageCounter()
+        self._clock = clock
+        self._file_io = table.file_io
+        self._snapshots = table.snapshot_manager()
+        self._known: int | None = None
+        self._last_check: float | None = None
+        self._checks = 0
+        self._probes = 0
+        self._calls = 0
+        self._closed = False
+        self._notifier: _NotifierThread | None = None
+        self.mode = notifier
+        if notifier != "storage-per-trigger":
+            self._notifier = _NotifierThread(
+                notifier,
+                table_url,
+                self._file_io,
+                {"poll_interval": poll_interval, "sqs_queue_url": sqs_queue_url},
+            )
+
+    def start(self) -> None:
+        """Start the notifier (if any) and learn the current latest snapshot."""
+        if self._notifier is not None:
+            self._notifier.start()
+        self.refresh()
+
+    # queries -----------------------------------------------------------------------------
+    def latest(self) -> int | None:
+        """The newest contiguous snapshot id (``None``: the table has none yet).
+
+        Answers from memory unless a hint arrived, the safety interval elapsed, or there is no
+        notifier.
+        """
+        self._calls += 1
+        if self._known is None and self._last_check is None:
+            return self.refresh()
+        if self._notifier is None:
+            return self.refresh()
+        woken, hinted_id = self._notifier.take()
+        interval = self.reconcile_interval if self._notifier.healthy else self.poll_interval
+        due = self._last_check is None or self._clock() - self._last_check >= interval
+        if woken or due:
+            return self.refresh(hinted_id)
+        return self._known
+
+    def refresh(self, hinted_snapshot_id: int | None = None) -> int | None:
+        """Check storage now: probe forward from the newest known snapshot."""
+        self._checks += 1
+        try:
+            if self._known is None:
+                # Start from the LATEST hint file once; from then on, existence checks only.
+                latest = self._snapshots.get_latest_snapshot()
+                self._known = latest.id if latest is not None else None
+            if (
+                hinted_snapshot_id is not None
+                and hinted_snapshot_id > (self._known or 0) + 1
+                and self._exists(hinted_snapshot_id)
+            ):
+                # Ids are committed in order: if the hinted one exists, all before it did.
+                self._known = hinted_snapshot_id
+            position = (self._known or 0) + 1
+            while self._exists(position):
+                self._known = position
+                position += 1
+        except StorageError:
+            raise
+        except Exception as exc:
+            raise StorageError(
+                f"table {self.table_url}: cannot check for new snapshots: {exc}"
+            ) from exc
+        self._last_check = self._clock()
+        if self._notifier is not None:
+            self._notifier.expect((self._known or 0) + 1)
+        return self._known
+
+    def _exists(self, snapshot_id: int) -> bool:
+        self._probes += 1
+        return bool(self._file_io.exists(self._snapshots.get_snapshot_path(snapshot_id)))
+
+    @property
+    def known_latest(self) -> int | None:
+        """The last answer, without any check."""
+        return self._known
+
+    @property
+    def push_healthy(self) -> bool:
+        return self._notifier is not None and self._notifier.healthy
+
+    def stats(self) -> dict:
+        """Counters for benchmarks and debugging (JSON-ready)."""
+        return {
+            "table_url": self.table_url,
+            "notifier": self._notifier.source if self._notifier is not None else self.mode,
+            "push_healthy": self.push_healthy,
+            "latest_calls": self._calls,
+            "storage_checks": self._checks,
+            "snapshot_probes": self._probes,
+            "storage_calls": self.counter.total,
+            "storage_calls_by_method": self.counter.by_method(),
+            "hints": self._notifier.hints() if self._notifier is not None else {},
+            "known_latest_snapshot_id": self._known,
+            "written_at": time.time(),
+        }
+
+    def write_stats(self, path: str) -> None:
+        """Write :meth:`stats` to a local file atomically (benchmarks read it from outside)."""
+        directory = os.path.dirname(os.path.abspath(path))
+        os.makedirs(directory, exist_ok=True)
+        fd, temp = tempfile.mkstemp(prefix=".stats-", suffix=".tmp", dir=directory)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(self.stats(), handle)
+        os.replace(temp, path)
+
+    def close(self) -> None:
+        """Stop the notifier thread. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._notifier is not None:
+            self._notifier.close()

@@ -1,0 +1,11 @@
+"""Shared pytest fixtures. Each group lives in its own support module; this file only exposes them."""
+
+from s3_support import moto_server, s3_queue  # noqa: F401  (fixtures: real moto_server, bucket + queue)
+from support.fixtures import (  # noqa: F401  (local warehouse, tables, writer process)
+    any_table,
+    append_table,
+    cat,
+    pk_table,
+    start_writer,
+    warehouse,
+)
