@@ -1,0 +1,57 @@
+"""Row filters and output formats of the CLI, on real Arrow data."""
+
+import io
+
+import pyarrow as pa
+import pytest
+
+from paimon_feed.errors import ConfigurationError
+from paimon_feed.filters import RowFilter, apply_filters, parse_filter, to_predicate
+from paimon_feed.output import RowWriter
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("a=1", RowFilter("a", "=", "1")),
+        ("a!=x", RowFilter("a", "!=", "x")),
+        ("a>=2", RowFilter("a", ">=", "2")),
+        ("a<2", RowFilter("a", "<", "2")),
+        ("name=ab*", RowFilter("name", "prefix", "ab")),
+        ("a=", RowFilter("a", "=", "")),
+    ],
+)
+def test_parse(text, expected):
+    assert parse_filter(text) == expected
+
+
+@pytest.mark.parametrize("text", ["", "=1", "a~1", "1a=2"])
+def test_parse_rejects(text):
+    with pytest.raises(ConfigurationError):
+        parse_filter(text)
+
+
+def test_apply_filters_is_exact_and_null_safe():
+    data = pa.table({"n": [1, 2, 3, None], "s": ["ab", "abc", "b", "abd"]})
+    kept = apply_filters(data, [parse_filter("n>=2"), parse_filter("s=ab*")])
+    assert kept.to_pylist() == [{"n": 2, "s": "abc"}]
+
+
+def test_predicates_build_for_the_table_types(append_table):
+    assert to_predicate(append_table, []) is None
+    assert to_predicate(append_table, [parse_filter("commit>=1"), parse_filter("payload=c1*")]) is not None
+    with pytest.raises(ConfigurationError, match="not a valid"):
+        to_predicate(append_table, [parse_filter("commit>x")])
+
+
+def test_writers():
+    rows = [{"a": 1, "b": [1, 2], "c": None}, {"a": 22, "b": [], "c": "x"}]
+    out = io.StringIO()
+    RowWriter("csv", out).write(rows)
+    assert out.getvalue() == 'a,b,c\n1,"[1, 2]",\n22,[],x\n'
+    out = io.StringIO()
+    RowWriter("table", out).write(rows)
+    assert "| 22 | []     | x    |" in out.getvalue()
+    out = io.StringIO()
+    RowWriter("jsonl", out).write(rows)
+    assert out.getvalue().splitlines()[0] == '{"a": 1, "b": [1, 2], "c": null}'
