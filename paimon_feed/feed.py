@@ -498,6 +498,7 @@ class ChangeFeed:
             self._latest_known = snapshot_id
 
     async def _wait(self, next_id: int):
+        self._subscription.expect(next_id)
         healthy = self._subscription.push_healthy
         if healthy and self._in_fallback:
             logger.info("feed for %s: push recovered, back to push", self.table_name)
