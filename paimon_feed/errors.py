@@ -5,7 +5,8 @@ Every error is a :class:`FeedError`, so ``except FeedError`` catches all of them
     FeedError
     ├── ConfigurationError      an option, environment variable or argument is wrong
     │   ├── InvalidStartError   a start/end position cannot be parsed or resolved
-    │   └── InvalidConsumerIdError
+    │   ├── InvalidConsumerIdError
+    │   └── MissingDependencyError   an optional extra ([s3], [spark]) is not installed
     ├── TableNotFoundError      the warehouse has no such table
     ├── CheckpointError         a consumer file cannot be read, parsed or written
     │   └── CheckpointConflictError   another writer moved the checkpoint first
@@ -25,6 +26,7 @@ __all__ = [
     "ConfigurationError",
     "InvalidStartError",
     "InvalidConsumerIdError",
+    "MissingDependencyError",
     "TableNotFoundError",
     "CheckpointError",
     "CheckpointConflictError",
@@ -49,6 +51,10 @@ class InvalidStartError(ConfigurationError):
 
 class InvalidConsumerIdError(ConfigurationError):
     """A consumer id would not make a safe consumer file name."""
+
+
+class MissingDependencyError(ConfigurationError, ImportError):
+    """An optional integration was used without its extra installed; the message says which."""
 
 
 class TableNotFoundError(FeedError, LookupError):

@@ -1,4 +1,4 @@
-"""Shared pytest fixtures. Each group lives in its own support module; this file only exposes them."""
+"""Shared pytest fixtures: each group lives in its own support module, exposed here."""
 
 from s3_support import moto_server, s3_queue  # noqa: F401  (fixtures: real moto_server, bucket + queue)
 from support.fixtures import (  # noqa: F401  (local warehouse, tables, writer process)

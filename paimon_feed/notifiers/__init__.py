@@ -8,7 +8,6 @@ configured (``sqs_queue_url=`` or ``PAIMON_FEED_SQS_QUEUE_URL``); anything else 
 
 from __future__ import annotations
 
-import os
 from typing import Callable
 from urllib.parse import urlparse
 
@@ -23,6 +22,7 @@ from paimon_feed.notifiers.base import (
 )
 from paimon_feed.notifiers.local import LocalNotifier
 from paimon_feed.notifiers.polling import PollingNotifier
+from paimon_feed.notifiers.sqs import QUEUE_URL_ENV, queue_url_from_env  # aiobotocore loads lazily
 
 __all__ = [
     "Notifier",
@@ -38,7 +38,7 @@ __all__ = [
     "SQS_QUEUE_URL_ENV",
 ]
 
-SQS_QUEUE_URL_ENV = "PAIMON_FEED_SQS_QUEUE_URL"
+SQS_QUEUE_URL_ENV = QUEUE_URL_ENV
 
 NOTIFIER_NAMES = ("auto", "local", "poll", "sqs")
 
@@ -60,7 +60,7 @@ def _poll(options: dict) -> Notifier:
 
 
 def _sqs(options: dict) -> Notifier:
-    queue_url = options.get("sqs_queue_url") or os.environ.get(SQS_QUEUE_URL_ENV)
+    queue_url = options.get("sqs_queue_url") or queue_url_from_env()
     if not queue_url:
         raise ConfigurationError(
             f"notifier='sqs' needs a queue: pass sqs_queue_url=... or set {SQS_QUEUE_URL_ENV}"
@@ -71,7 +71,7 @@ def _sqs(options: dict) -> Notifier:
 
 
 def _s3_auto(options: dict) -> Notifier:
-    if options.get("sqs_queue_url") or os.environ.get(SQS_QUEUE_URL_ENV):
+    if options.get("sqs_queue_url") or queue_url_from_env():
         return _sqs(options)
     return _poll(options)
 

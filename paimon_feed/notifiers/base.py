@@ -33,7 +33,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-_SNAPSHOT_FILE = re.compile(r"^snapshot-(\d+)$")
+_SNAPSHOT_FILE = re.compile(r"snapshot-([0-9]+)")
 _SCHEME_ALIASES = {"s3a": "s3", "s3n": "s3"}
 
 
@@ -45,7 +45,7 @@ def snapshot_id_from_name(name: str) -> int | None:
     >>> snapshot_id_from_name("snapshot-42"), snapshot_id_from_name(".snapshot-42.x.tmp")
     (42, None)
     """
-    match = _SNAPSHOT_FILE.match(name)
+    match = _SNAPSHOT_FILE.fullmatch(name)
     return int(match.group(1)) if match else None
 
 

@@ -44,6 +44,7 @@ from paimon_feed.errors import FeedError
 from paimon_feed.notifiers.base import SnapshotHint, normalize_table_url
 
 __all__ = [
+    "MAX_REASON_CHARS",
     "MalformedMessageError",
     "parse_message",
     "hints_from_event",
@@ -96,9 +97,7 @@ def parse_message(
       ...
     paimon_feed.notifiers.events.MalformedMessageError: malformed message: body not JSON ...
     """
-    return hints_from_event(
-        _loads(body), source=source, buckets=buckets, detected_at=detected_at
-    )
+    return hints_from_event(_loads(body), source=source, buckets=buckets, detected_at=detected_at)
 
 
 def hints_from_event(
@@ -320,6 +319,8 @@ def _loads(body: str | bytes, what: str = "body") -> Any:
         raise MalformedMessageError(f"empty {what}")
     try:
         return json.loads(body)
+    except RecursionError:
+        raise MalformedMessageError(f"{what} nests JSON too deeply") from None
     except ValueError as exc:
         detail = f"{exc.msg} at char {exc.pos}" if isinstance(exc, json.JSONDecodeError) else exc
         raise MalformedMessageError(f"{what} not JSON ({detail}): {body[:60]!r}") from None

@@ -40,7 +40,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from paimon_feed.errors import ConfigurationError, NotifierError
+from paimon_feed.errors import ConfigurationError, MissingDependencyError, NotifierError
 from paimon_feed.notifiers.base import Notifier, Subscription
 from paimon_feed.notifiers.events import MalformedMessageError, parse_message
 
@@ -60,14 +60,10 @@ _READ_TIMEOUT_MARGIN = 10.0  # seconds on top of the long-poll wait
 _QUEUE_URL_REGION = re.compile(r"^(?:sqs\.)?([a-z]{2}(?:-[a-z]+)+-\d+)\.(?:queue\.)?amazonaws\.")
 
 
-class MissingDependencyError(ConfigurationError, ImportError):
-    """An optional integration was used without its extra installed."""
-
-
 def queue_url_from_env(environ: Mapping[str, str] | None = None) -> str | None:
     """The queue URL configured in ``PAIMON_FEED_SQS_QUEUE_URL``, or ``None`` if unset or blank.
 
-    >>> queue_url_from_env({"PAIMON_FEED_SQS_QUEUE_URL": " https://sqs.eu-west-1.amazonaws.com/1/q "})
+    >>> queue_url_from_env({QUEUE_URL_ENV: " https://sqs.eu-west-1.amazonaws.com/1/q "})
     'https://sqs.eu-west-1.amazonaws.com/1/q'
     >>> queue_url_from_env({}) is None
     True
@@ -190,7 +186,12 @@ class SqsNotifier(Notifier):
         return f"SqsNotifier({self.queue_url!r})"
 
     def metrics(self) -> dict[str, Any]:
-        """Counters since creation, plus current health; JSON-serializable."""
+        """Counters since creation, plus current health; JSON-serializable.
+
+        ``messages_ignored`` had no hint (noise, test events) and were deleted;
+        ``messages_left`` were not deleted (malformed, or unmatched with ``delete_unmatched``
+        off); ``hints_unmatched`` counts hints for tables nobody follows.
+        """
         return {
             "source": self.source,
             "queue_url": self.queue_url,
@@ -322,6 +323,15 @@ class SqsNotifier(Notifier):
                 "deleting it" if self.delete_malformed else "leaving it for the redrive policy",
             )
             return self.delete_malformed
+        except Exception:  # noqa: BLE001 - a parser bug must not stop the feed's push source
+            self.messages_malformed += 1
+            logger.error(
+                "%r: message %s could not be handled; leaving it for the redrive policy",
+                self,
+                message_id,
+                exc_info=True,
+            )
+            return False
         if not hints:
             self.messages_ignored += 1
             return True
@@ -336,7 +346,9 @@ class SqsNotifier(Notifier):
                 for index, message in enumerate(chunk)
             ]
             try:
-                response = await client.delete_message_batch(QueueUrl=self.queue_url, Entries=entries)
+                response = await client.delete_message_batch(
+                    QueueUrl=self.queue_url, Entries=entries
+                )
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - the messages come back; hints are idempotent
