@@ -12,6 +12,7 @@ caller has reason to think it is behind.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from dataclasses import dataclass
@@ -33,6 +34,27 @@ __all__ = ["Planner", "Planned", "StartResolution"]
 logger = logging.getLogger(__name__)
 
 _PLANNING_THREADS = 4
+
+
+def _storage_boundary(method):
+    """Translate storage failures escaping a public planner method into :class:`StorageError`.
+
+    pypaimon surfaces storage trouble as whatever its file system raised (OSError, pyarrow's
+    errors, botocore's); callers should only have to know ``FeedError``.
+    """
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except FeedError:
+            raise
+        except Exception as exc:
+            raise StorageError(
+                f"table {self.table_name}: {method.__name__} failed: {type(exc).__name__}: {exc}"
+            ) from exc
+
+    return wrapper
 
 
 @dataclass(frozen=True)
@@ -117,16 +139,13 @@ class Planner:
                 f"table {self.table_name}: cannot read snapshot {snapshot_id}: {exc}"
             ) from exc
 
+    @_storage_boundary
     def latest_snapshot_id(self) -> int | None:
         """The newest snapshot id, or ``None`` for a table with no snapshot yet."""
-        try:
-            latest = self._snapshots.get_latest_snapshot()
-        except Exception as exc:
-            raise StorageError(
-                f"table {self.table_name}: cannot find the latest snapshot: {exc}"
-            ) from exc
+        latest = self._snapshots.get_latest_snapshot()
         return latest.id if latest is not None else None
 
+    @_storage_boundary
     def earliest_snapshot_id(self) -> int | None:
         """The oldest retained snapshot id, or ``None`` for an empty table."""
         latest = self.latest_snapshot_id()
@@ -134,14 +153,11 @@ class Planner:
             return None
         try:
             earliest = self._snapshots.try_get_earliest_snapshot(latest)
-        except RuntimeError:
+        except RuntimeError:  # pypaimon's "cannot find earliest snapshot"
             return latest
-        except Exception as exc:
-            raise StorageError(
-                f"table {self.table_name}: cannot find the earliest snapshot: {exc}"
-            ) from exc
         return earliest.id if earliest is not None else latest
 
+    @_storage_boundary
     def check_not_expired(self, next_snapshot_id: int) -> None:
         """Raise :class:`SnapshotExpiredError` if ``next_snapshot_id`` is gone for good.
 
@@ -155,6 +171,7 @@ class Planner:
         raise SnapshotExpiredError(self.table_name, next_snapshot_id, self.earliest_snapshot_id())
 
     # start positions ---------------------------------------------------------------------
+    @_storage_boundary
     def resolve_start(self, start: StartSpec, end: int | str | None = None) -> StartResolution | None:
         """Resolve a start spec against the table now.
 
@@ -204,6 +221,7 @@ class Planner:
             return at_or_before.id + 1
         return self.earliest_snapshot_id() or 1
 
+    @_storage_boundary
     def first_batch(self, start: StartSpec, end: int | str | None = None) -> tuple[FeedBatch | None, int | None]:
         """The batch a new consumer starts with, and the next snapshot id after it.
 
@@ -218,6 +236,7 @@ class Planner:
         return self.full_batch(resolution.full_snapshot_id), resolution.next_snapshot_id
 
     # planning ----------------------------------------------------------------------------
+    @_storage_boundary
     def full_batch(self, snapshot_id: int, *, detected_at: float | None = None) -> FeedBatch:
         """The whole table state at ``snapshot_id`` as one ``full`` batch."""
         snapshot = self._get_snapshot(snapshot_id)
@@ -230,6 +249,7 @@ class Planner:
         plan = self._plan(lambda: self._streaming.full_plan(snapshot), snapshot_id)
         return self._batch(plan, "full", snapshot_id, snapshot, detected_at or started)
 
+    @_storage_boundary
     def next_batches(
         self,
         next_snapshot_id: int,
@@ -273,6 +293,7 @@ class Planner:
             position += 1
         return Planned(tuple(batches), position)
 
+    @_storage_boundary
     def plan_range(self, first_snapshot_id: int, last_snapshot_id: int) -> list[FeedBatch]:
         """Plan every scannable snapshot of an inclusive range, one batch each.
 
