@@ -49,7 +49,7 @@ logger = logging.getLogger(__name__)
 
 ExpiredPolicy = Literal["error", "earliest", "latest-full"]
 _EXPIRED_POLICIES = ("error", "earliest", "latest-full")
-_STORAGE_RETRY_DELAYS = (0.2, 1.0, 5.0)
+_STORAGE_RETRY_DELAYS = (0.1, 0.2, 0.4, 0.8, 1.6, 3.2)  # seconds; ~6 s in all
 _LATENCY_WINDOW = 1024
 
 
@@ -385,7 +385,7 @@ class ChangeFeed:
                 next_id = planned.next_snapshot_id
                 if self._end is not None and next_id > self._end:
                     continue
-                if len(planned.batches) >= self.max_pending:
+                if planned.more:
                     check_expiry, detected_at = True, None  # maybe behind: plan again now
                     continue
                 wake = await self._wait(next_id)

@@ -35,7 +35,7 @@ __all__ = ["StartPosition", "StartSpec", "parse_start", "parse_end"]
 StartKind = Literal["latest-full", "latest", "earliest", "snapshot", "time"]
 StartSpec = Union[str, int, "StartPosition"]
 
-_RELATIVE = re.compile(r"^-(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)$")
+_RELATIVE = re.compile(r"-([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|h|d|w)")
 _UNIT_MS = {"ms": 1, "s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
 _GRAMMAR = (
     "use 'latest-full', 'latest', 'earliest', a snapshot id ('42' or 'snapshot:42'), "
@@ -66,7 +66,7 @@ def _now_ms() -> int:
 
 
 def _parse_snapshot_id(text: str, original: object) -> int:
-    if not text.isdigit():
+    if not (text.isascii() and text.isdigit()):
         raise InvalidStartError(f"invalid snapshot id in position {original!r}: {_GRAMMAR}")
     snapshot_id = int(text)
     if snapshot_id < 1:
@@ -75,7 +75,7 @@ def _parse_snapshot_id(text: str, original: object) -> int:
 
 
 def _parse_instant_ms(text: str, original: object, now_ms: int) -> int:
-    relative = _RELATIVE.match(text)
+    relative = _RELATIVE.fullmatch(text)
     if relative:
         amount, unit = relative.groups()
         return now_ms - int(float(amount) * _UNIT_MS[unit])
@@ -108,9 +108,9 @@ def parse_start(spec: StartSpec, *, now_ms: int | None = None) -> StartPosition:
         return StartPosition("snapshot", snapshot_id=_parse_snapshot_id(text[9:].strip(), spec))
     if lowered.startswith("time:"):
         return StartPosition("time", timestamp_ms=_parse_instant_ms(text[5:].strip(), spec, now))
-    if text.isdigit():
+    if text.isascii() and text.isdigit():
         return StartPosition("snapshot", snapshot_id=_parse_snapshot_id(text, spec))
-    if _RELATIVE.match(text):
+    if _RELATIVE.fullmatch(text):
         return StartPosition("time", timestamp_ms=_parse_instant_ms(text, spec, now))
     raise InvalidStartError(f"invalid start position {spec!r}: {_GRAMMAR}")
 

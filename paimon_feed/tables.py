@@ -13,7 +13,7 @@ from paimon_feed.errors import ConfigurationError, TableNotFoundError
 
 __all__ = ["open_catalog", "open_table", "parse_table_name", "redact"]
 
-_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_$-]*$")
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_$-]*")
 _SECRET_WORDS = ("secret", "password", "token", "credential", "key")
 
 
@@ -24,7 +24,7 @@ def parse_table_name(name: str) -> tuple[str, str]:
     ('sales', 'orders')
     """
     parts = name.split(".") if isinstance(name, str) else []
-    if len(parts) != 2 or not all(_NAME.match(part) for part in parts):
+    if len(parts) != 2 or not all(_NAME.fullmatch(part) for part in parts):
         raise ConfigurationError(
             f"invalid table name {name!r}: give 'database.table' using letters, digits, "
             f"'_', '-' or '$'"

@@ -77,6 +77,9 @@ class Planned:
 
     batches: tuple[FeedBatch, ...]
     next_snapshot_id: int
+    more: bool = False
+    """True when planning stopped before reaching the newest snapshot (the limit was hit, or a
+    storage error cut the round short after some batches): plan again now, without waiting."""
 
 
 class Planner:
@@ -275,23 +278,28 @@ class Planner:
         covered_from = next_snapshot_id
         position = next_snapshot_id
         while len(batches) < limit and (end is None or position <= end):
-            snapshot = self._get_snapshot(position)
-            if snapshot is None:
-                if check_expiry and position == next_snapshot_id:
-                    self.check_not_expired(position)
-                break
-            if not batches and self._far_behind(position, end):
-                batch = self._catch_up(covered_from, snapshot, end, detected)
-                if batch is not None:
-                    return Planned((batch,), batch.snapshot_id + 1)
-            if self._streaming.should_scan(snapshot):
-                plan = self._plan(lambda: self._streaming.follow_up_plan(snapshot), position)
-                batches.append(
-                    self._batch(plan, self.mode, covered_from, snapshot, detected)
-                )
-                covered_from = position + 1
+            try:
+                snapshot = self._get_snapshot(position)
+                if snapshot is None:
+                    if check_expiry and position == next_snapshot_id:
+                        self.check_not_expired(position)
+                    break
+                if not batches and self._far_behind(position, end):
+                    batch = self._catch_up(covered_from, snapshot, end, detected)
+                    if batch is not None:
+                        return Planned((batch,), batch.snapshot_id + 1)
+                if self._streaming.should_scan(snapshot):
+                    plan = self._plan(lambda: self._streaming.follow_up_plan(snapshot), position)
+                    batches.append(self._batch(plan, self.mode, covered_from, snapshot, detected))
+                    covered_from = position + 1
+            except StorageError as exc:
+                if not batches:
+                    raise
+                # Keep what is planned; the caller retries from the first uncovered snapshot.
+                logger.debug("table %s: planning stopped at snapshot %d: %s", self.table_name, position, exc)
+                return Planned(tuple(batches), covered_from, more=True)
             position += 1
-        return Planned(tuple(batches), position)
+        return Planned(tuple(batches), position, more=len(batches) >= limit)
 
     @_storage_boundary
     def plan_range(self, first_snapshot_id: int, last_snapshot_id: int) -> list[FeedBatch]:
