@@ -6,24 +6,72 @@ expiration keeps every snapshot from ``N`` on while the consumer exists. We writ
 writes (Jackson's default pretty printer), so the two are interchangeable.
 
 Local files are written to a temp file and renamed, so a crash never leaves a torn checkpoint.
+
+Two ways to write:
+
+- :meth:`CheckpointStore.save` stores a position unconditionally (last writer wins; it may move
+  the checkpoint backwards on purpose, to rewind a consumer).
+- :meth:`CheckpointStore.advance` only ever moves it forward, and is safe with concurrent writers
+  of the same consumer (two Lambda invocations for one table, say): no writer loses another's
+  progress and none moves the checkpoint backwards.
+
+  - ``s3://`` / ``s3a://`` tables: compare-and-swap with S3 conditional writes. The consumer
+    file is read with its ETag and written with ``If-Match: <etag>`` (``If-None-Match: *`` when
+    it does not exist yet); a writer that lost the race (HTTP 412, or 409 while another
+    conditional write is in flight) reads again and retries, and gives up with
+    :class:`CheckpointConflictError` after ``max_attempts``. Needs the ``[s3]`` extra (boto3);
+    the client is built from the catalog's ``fs.s3.*`` options (endpoint, region, credentials,
+    ``path-style-access``), falling back to boto's default credential chain. The store must
+    honour conditional writes: AWS S3 does (since 2024), as do moto and MinIO; a store that
+    ignores ``If-Match`` degrades to last-writer-wins.
+  - Local files: read, compare and rename under an exclusive ``flock`` of the consumer directory,
+    so writers on one host (threads or processes) serialize. On a network file system without
+    working ``flock``, or on Windows, it degrades to last-writer-wins.
+  - Other stores (``oss://``, ``hdfs://``...): read, compare, overwrite; never backwards against
+    a writer that finished before the read, last-writer-wins against one that raced it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
+import random
 import re
 import tempfile
-from typing import Any
+import threading
+import time
+from typing import Any, Iterator, Mapping
+from urllib.parse import urlparse
 
-from paimon_feed.errors import CheckpointError, InvalidConsumerIdError
+from paimon_feed.errors import (
+    CheckpointConflictError,
+    CheckpointError,
+    InvalidConsumerIdError,
+    MissingDependencyError,
+)
 
-__all__ = ["CheckpointStore", "validate_consumer_id", "encode_checkpoint", "decode_checkpoint"]
+try:  # POSIX only; without it local advance() is last-writer-wins (see the module docstring)
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = [
+    "CheckpointStore",
+    "validate_consumer_id",
+    "encode_checkpoint",
+    "decode_checkpoint",
+    "s3_client_for_options",
+]
 
 logger = logging.getLogger(__name__)
 
-_CONSUMER_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,199}$")
+_CONSUMER_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,199}")
+_S3_SCHEMES = ("s3", "s3a", "s3n")
+_CONFLICT_CODES = frozenset({"PreconditionFailed", "ConditionalRequestConflict", "412", "409"})
+_MISSING_CODES = frozenset({"NoSuchKey", "404", "NotFound"})
+DEFAULT_MAX_ATTEMPTS = 5
 
 
 def validate_consumer_id(consumer_id: str) -> str:
@@ -32,7 +80,7 @@ def validate_consumer_id(consumer_id: str) -> str:
     >>> validate_consumer_id("orders-etl")
     'orders-etl'
     """
-    if not isinstance(consumer_id, str) or not _CONSUMER_ID.match(consumer_id):
+    if not isinstance(consumer_id, str) or not _CONSUMER_ID.fullmatch(consumer_id):
         raise InvalidConsumerIdError(
             f"invalid consumer id {consumer_id!r}: use 1-200 letters, digits, '.', '_' or '-', "
             f"not starting with '.' or '-' (it names the file consumer/consumer-<id>)"
@@ -70,37 +118,106 @@ def decode_checkpoint(text: str, where: str) -> int:
 
 
 class CheckpointStore:
-    """Reads and writes one consumer's checkpoint for one table."""
+    """Reads and writes one consumer's checkpoint for one table.
 
-    def __init__(self, file_io: Any, table_path: str, consumer_id: str) -> None:
+    Args:
+        file_io: the table's pypaimon ``FileIO`` (used by :meth:`load` and :meth:`save`).
+        table_path: the table's root path or URL.
+        consumer_id: names the file ``consumer/consumer-<id>``.
+        catalog_options: catalog options (``fs.s3.*``) for the S3 client of :meth:`advance`;
+            default: the options ``file_io`` was built with, when it exposes them.
+        s3_client: a ready boto3 S3 client for :meth:`advance` (overrides ``catalog_options``).
+        max_attempts: how many times :meth:`advance` tries before raising
+            :class:`CheckpointConflictError`.
+    """
+
+    def __init__(
+        self,
+        file_io: Any,
+        table_path: str,
+        consumer_id: str,
+        *,
+        catalog_options: Mapping[str, Any] | None = None,
+        s3_client: Any = None,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    ) -> None:
         self.consumer_id = validate_consumer_id(consumer_id)
         self.file_io = file_io
         self.path = f"{str(table_path).rstrip('/')}/consumer/consumer-{consumer_id}"
+        if max_attempts < 1:
+            raise CheckpointError(f"max_attempts must be >= 1, got {max_attempts}")
+        self.max_attempts = max_attempts
+        self._catalog_options = (
+            dict(catalog_options) if catalog_options is not None else _file_io_options(file_io)
+        )
+        self._s3_client = s3_client
+        self._s3_location = _s3_location(self.path)
 
     @classmethod
-    def for_table(cls, table: Any, consumer_id: str) -> CheckpointStore:
-        return cls(table.file_io, table.table_path, consumer_id)
+    def for_table(
+        cls,
+        table: Any,
+        consumer_id: str,
+        *,
+        catalog_options: Mapping[str, Any] | None = None,
+        s3_client: Any = None,
+    ) -> CheckpointStore:
+        """The store of ``consumer_id`` for a pypaimon table.
+
+        ``catalog_options`` add to (and override) the options the table's file IO was built
+        with; they only matter for :meth:`advance` on S3.
+        """
+        options = _file_io_options(table.file_io)
+        options.update(catalog_options or {})
+        return cls(
+            table.file_io,
+            table.table_path,
+            consumer_id,
+            catalog_options=options,
+            s3_client=s3_client,
+        )
 
     def load(self) -> int | None:
-        """The stored next snapshot id, or ``None`` if the consumer has no checkpoint yet."""
+        """The stored next snapshot id, or ``None`` if the consumer has no checkpoint yet.
+
+        On S3 the file is read with one GET (boto3, when the ``[s3]`` extra is installed):
+        pyarrow reads a file as a HEAD for its size and then a ranged GET, so a read racing an
+        overwrite can return the new text cut to the old length.
+        """
+        if self._s3_location is not None:
+            try:
+                client = self._client()
+            except MissingDependencyError:
+                client = None
+            if client is not None:
+                return self._read_s3(client, *self._s3_location)[0]
+        if _local_path(self.path) is None:
+            for attempt in range(1, 3):  # other remote stores: a torn read looks corrupt
+                text = self._read_via_file_io()
+                try:
+                    return None if text is None else decode_checkpoint(text, self.path)
+                except CheckpointError:
+                    time.sleep(0.05 * attempt)
+        text = self._read_via_file_io()
+        return None if text is None else decode_checkpoint(text, self.path)
+
+    def _read_via_file_io(self) -> str | None:
         try:
             if not self.file_io.exists(self.path):
                 return None
-            text = self.file_io.read_file_utf8(self.path)
+            return self.file_io.read_file_utf8(self.path)
         except FileNotFoundError:
             return None
         except Exception as exc:
             raise CheckpointError(f"cannot read consumer file {self.path}: {exc}") from exc
-        return decode_checkpoint(text, self.path)
 
     def save(self, next_snapshot_id: int) -> None:
-        """Store ``next_snapshot_id`` as the consumer's position."""
-        if isinstance(next_snapshot_id, bool) or not isinstance(next_snapshot_id, int) or next_snapshot_id < 1:
-            raise CheckpointError(
-                f"consumer {self.consumer_id}: next snapshot id must be a positive integer, "
-                f"got {next_snapshot_id!r}"
-            )
-        text = encode_checkpoint(next_snapshot_id)
+        """Store ``next_snapshot_id`` as the consumer's position, unconditionally.
+
+        Last writer wins, and an older position overwrites a newer one: use this to rewind a
+        consumer, and :meth:`advance` to record progress when other writers may exist.
+        """
+        text = self._encode(next_snapshot_id)
         try:
             local = _local_path(self.path)
             if local is not None:
@@ -113,6 +230,236 @@ class CheckpointStore:
             ) from exc
         logger.debug("consumer %s: checkpoint at snapshot %d", self.consumer_id, next_snapshot_id)
 
+    def advance(self, next_snapshot_id: int) -> bool:
+        """Move the checkpoint forward to ``next_snapshot_id``; never backwards.
+
+        Returns ``True`` if this call stored ``next_snapshot_id``, ``False`` if the stored
+        position was already at or past it (another writer got further; the caller may
+        :meth:`load` it and skip ahead). Safe with concurrent writers (see the module
+        docstring for the guarantee on each store). Raises :class:`CheckpointConflictError`
+        when an S3 write keeps losing races after ``max_attempts`` tries, and
+        :class:`CheckpointError` for a corrupt stored file or a failed read or write.
+        """
+        text = self._encode(next_snapshot_id)
+        if self._s3_location is not None:
+            return self._advance_s3(next_snapshot_id, text)
+        local = _local_path(self.path)
+        if local is not None:
+            return self._advance_local(local, next_snapshot_id, text)
+        return self._advance_other(next_snapshot_id)
+
+    # writes ------------------------------------------------------------------------------
+    def _encode(self, next_snapshot_id: int) -> str:
+        if (
+            isinstance(next_snapshot_id, bool)
+            or not isinstance(next_snapshot_id, int)
+            or next_snapshot_id < 1
+        ):
+            raise CheckpointError(
+                f"consumer {self.consumer_id}: next snapshot id must be a positive integer, "
+                f"got {next_snapshot_id!r}"
+            )
+        return encode_checkpoint(next_snapshot_id)
+
+    def _advance_local(self, local: str, next_snapshot_id: int, text: str) -> bool:
+        directory = os.path.dirname(local)
+        try:
+            os.makedirs(directory, exist_ok=True)
+            with _locked_directory(directory):
+                try:
+                    with open(local, encoding="utf-8") as handle:
+                        stored = decode_checkpoint(handle.read(), self.path)
+                except FileNotFoundError:
+                    stored = None
+                if stored is not None and stored >= next_snapshot_id:
+                    return self._kept(stored, next_snapshot_id)
+                _atomic_write(local, text)
+        except CheckpointError:
+            raise
+        except OSError as exc:
+            raise CheckpointError(
+                f"cannot write consumer file {self.path} (next snapshot {next_snapshot_id}): {exc}"
+            ) from exc
+        logger.debug(
+            "consumer %s: checkpoint advanced to snapshot %d", self.consumer_id, next_snapshot_id
+        )
+        return True
+
+    def _advance_other(self, next_snapshot_id: int) -> bool:
+        stored = self.load()
+        if stored is not None and stored >= next_snapshot_id:
+            return self._kept(stored, next_snapshot_id)
+        self.save(next_snapshot_id)
+        return True
+
+    def _advance_s3(self, next_snapshot_id: int, text: str) -> bool:
+        bucket, key = self._s3_location  # type: ignore[misc]
+        client = self._client()
+        body = text.encode("utf-8")
+        for attempt in range(1, self.max_attempts + 1):
+            stored, etag = self._read_s3(client, bucket, key)
+            if stored is not None and stored >= next_snapshot_id:
+                return self._kept(stored, next_snapshot_id)
+            condition = {"IfMatch": etag} if etag is not None else {"IfNoneMatch": "*"}
+            try:
+                client.put_object(Bucket=bucket, Key=key, Body=body, **condition)
+            except Exception as exc:
+                code = _error_code(exc)
+                # 404 on If-Match: the file was deleted since we read it; read again.
+                deleted = etag is not None and code in _MISSING_CODES
+                if code not in _CONFLICT_CODES and not deleted:
+                    raise CheckpointError(
+                        f"cannot write consumer file {self.path} (next snapshot "
+                        f"{next_snapshot_id}): {exc}"
+                    ) from exc
+                logger.debug(
+                    "consumer %s: checkpoint write of snapshot %d lost a race (%s, attempt %d/%d)",
+                    self.consumer_id, next_snapshot_id, code, attempt, self.max_attempts,
+                )
+                if attempt < self.max_attempts:
+                    time.sleep(random.uniform(0.0, 0.05 * 2 ** (attempt - 1)))
+                continue
+            logger.debug(
+                "consumer %s: checkpoint advanced to snapshot %d",
+                self.consumer_id, next_snapshot_id,
+            )
+            return True
+        raise CheckpointConflictError(
+            f"consumer {self.consumer_id}: checkpoint write of snapshot {next_snapshot_id} to "
+            f"{self.path} lost {self.max_attempts} races in a row to other writers; the stored "
+            f"position is unchanged by this call. Retry later, or run fewer concurrent writers "
+            f"for this consumer"
+        )
+
+    def _read_s3(self, client: Any, bucket: str, key: str) -> tuple[int | None, str | None]:
+        """The stored position and the ETag it was read at; ``(None, None)`` if absent."""
+        try:
+            response = client.get_object(Bucket=bucket, Key=key)
+            text = response["Body"].read().decode("utf-8", errors="replace")
+        except Exception as exc:
+            if _error_code(exc) in _MISSING_CODES:
+                return None, None
+            raise CheckpointError(f"cannot read consumer file {self.path}: {exc}") from exc
+        return decode_checkpoint(text, self.path), response["ETag"]
+
+    def _client(self) -> Any:
+        if self._s3_client is None:
+            self._s3_client = s3_client_for_options(self._catalog_options)
+        return self._s3_client
+
+    def _kept(self, stored: int, next_snapshot_id: int) -> bool:
+        logger.debug(
+            "consumer %s: checkpoint already at snapshot %d, not moving it to %d",
+            self.consumer_id, stored, next_snapshot_id,
+        )
+        return False
+
+
+# S3 client -------------------------------------------------------------------------------
+_S3_PREFIXES = ("fs.s3.", "fs.s3a.", "s3.", "s3a.")
+_clients_lock = threading.Lock()
+_clients: Any = None  # a cachetools.TTLCache, made on first use
+
+
+def _s3_option(options: Mapping[str, Any], canonical: str | None, *names: str) -> str | None:
+    """The first set option among ``canonical`` and the prefixed ``names``, as pypaimon reads
+    them (``pyarrow_file_io.PyArrowFileIO._initialize_s3_fs``)."""
+    keys = ([canonical] if canonical else []) + [p + n for p in _S3_PREFIXES for n in names]
+    for key in keys:
+        value = options.get(key)
+        if value is not None and value != "":
+            return str(value)
+    return None
+
+
+def _s3_client_settings(options: Mapping[str, Any]) -> tuple[Any, ...]:
+    access_key = _s3_option(options, "fs.s3.accessKeyId", "access-key", "access.key")
+    secret_key = _s3_option(options, "fs.s3.accessKeySecret", "secret-key", "secret.key")
+    token = _s3_option(
+        options, "fs.s3.securityToken",
+        "session-token", "session.token", "security-token", "security.token",
+    )
+    endpoint = _s3_option(options, "fs.s3.endpoint", "endpoint")
+    if endpoint is not None and "://" not in endpoint:
+        endpoint = "https://" + endpoint  # pyarrow's default scheme for endpoint_override
+    region = _s3_option(options, "fs.s3.region", "region")
+    path_style = any(
+        str(_s3_option(options, None, name) or "").strip().lower() == "true"
+        for name in ("path-style-access", "path.style.access")
+    )
+    return access_key, secret_key, token, endpoint, region, path_style
+
+
+def s3_client_for_options(options: Mapping[str, Any]) -> Any:
+    """A boto3 S3 client for pypaimon catalog options (``fs.s3.endpoint``, ``fs.s3.region``,
+    ``fs.s3.accessKeyId``/``accessKeySecret``/``securityToken``, ``fs.s3.path-style-access``
+    and pypaimon's other spellings of them). Unset credentials fall back to boto's default
+    chain (environment, Lambda role). Clients are cached per settings for an hour; boto3
+    clients are thread-safe.
+    """
+    global _clients
+    try:
+        import boto3
+        from botocore.config import Config
+        from cachetools import TTLCache
+    except ImportError as exc:
+        raise MissingDependencyError(
+            "conditional checkpoint writes on S3 need boto3; install it with: "
+            "pip install 'paimon-feed[s3]'"
+        ) from exc
+    settings = _s3_client_settings(options)
+    with _clients_lock:
+        if _clients is None:
+            _clients = TTLCache(maxsize=32, ttl=3600)
+        client = _clients.get(settings)
+        if client is not None:
+            return client
+    access_key, secret_key, token, endpoint, region, path_style = settings
+    config = Config(
+        retries={"mode": "standard", "max_attempts": 5},
+        s3={"addressing_style": "path" if path_style else "auto"},
+    )
+    client = boto3.session.Session().client(
+        "s3",
+        endpoint_url=endpoint,
+        region_name=region,
+        aws_access_key_id=access_key,
+        aws_secret_access_key=secret_key,
+        aws_session_token=token,
+        config=config,
+    )
+    with _clients_lock:
+        _clients[settings] = client
+    return client
+
+
+def _file_io_options(file_io: Any) -> dict[str, Any]:
+    """The catalog options a pypaimon ``PyArrowFileIO`` was built with, if it exposes them."""
+    properties = getattr(file_io, "properties", None)
+    to_map = getattr(properties, "to_map", None)
+    if callable(to_map):
+        return dict(to_map())
+    return dict(properties) if isinstance(properties, Mapping) else {}
+
+
+def _error_code(exc: BaseException) -> str | None:
+    response = getattr(exc, "response", None)
+    if not isinstance(response, Mapping):
+        return None
+    code = (response.get("Error") or {}).get("Code")
+    if code:
+        return str(code)
+    status = (response.get("ResponseMetadata") or {}).get("HTTPStatusCode")
+    return str(status) if status else None
+
+
+# paths -----------------------------------------------------------------------------------
+def _s3_location(path: str) -> tuple[str, str] | None:
+    parsed = urlparse(path)
+    if parsed.scheme.lower() not in _S3_SCHEMES:
+        return None
+    return parsed.netloc, parsed.path.lstrip("/")
+
 
 def _local_path(path: str) -> str | None:
     if path.startswith("file://"):
@@ -120,6 +467,27 @@ def _local_path(path: str) -> str | None:
     if "://" not in path:
         return path
     return None
+
+
+@contextlib.contextmanager
+def _locked_directory(directory: str) -> Iterator[None]:
+    """An exclusive ``flock`` on ``directory`` (a no-op where ``fcntl`` does not exist).
+
+    Locking the directory rather than a lock file leaves nothing behind for Java Paimon's
+    consumer listing to trip over.
+    """
+    if fcntl is None:  # pragma: no cover - Windows
+        yield
+        return
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
 
 
 def _atomic_write(path: str, text: str) -> None:

@@ -13,6 +13,7 @@ Every error is a :class:`FeedError`, so ``except FeedError`` catches all of them
     ├── SnapshotExpiredError    the next snapshot to read was expired before it was read
     ├── StorageError            reading snapshots or data failed after retries
     ├── NotifierError           a push source failed (the feed falls back to polling)
+    ├── InvocationFailedError   a direct Lambda invocation had tables that failed (so it is retried)
     └── FeedClosedError         the feed was used after it was closed
 
 Messages name the table, snapshot id or option that is wrong, and what to do about it.
@@ -33,6 +34,7 @@ __all__ = [
     "SnapshotExpiredError",
     "StorageError",
     "NotifierError",
+    "InvocationFailedError",
     "FeedClosedError",
 ]
 
@@ -102,6 +104,10 @@ class StorageError(FeedError, OSError):
 
 class NotifierError(FeedError):
     """A push notifier failed; feeds fall back to polling while it is down."""
+
+
+class InvocationFailedError(FeedError):
+    """A direct (non-SQS) Lambda invocation had tables that failed; raised so Lambda retries it."""
 
 
 class FeedClosedError(FeedError, RuntimeError):

@@ -316,7 +316,15 @@ class ChangeFeed:
             if self._committed_next is not None and target <= self._committed_next:
                 return
             if self._checkpoint is not None:
-                await asyncio.to_thread(self._checkpoint.save, target)
+                # advance() never moves the file backwards, even with another writer of the
+                # same consumer id (compare-and-swap on S3, a lock on local disks).
+                moved = await asyncio.to_thread(self._checkpoint.advance, target)
+                if not moved:
+                    logger.warning(
+                        "consumer %s of %s: checkpoint already at or past snapshot %d "
+                        "(another writer of this consumer id?); left as it is",
+                        self.consumer_id, self.table_name, target,
+                    )
             self._committed_next = target
 
     def sync(self) -> SyncChangeFeed:

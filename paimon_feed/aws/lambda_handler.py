@@ -1,0 +1,574 @@
+"""AWS Lambda handler: S3 snapshot events in, one processor call per FeedBatch, checkpoints out.
+
+Set the function's handler to ``paimon_feed.aws.lambda_handler.handler``. Each invocation reads
+which tables of the warehouse got a new snapshot, and for each of them delivers every batch from
+the consumer's checkpoint up to the newest snapshot, advancing the checkpoint after each batch.
+The events are only wake-ups (DESIGN invariant 1): what is delivered comes from the snapshot
+files, so a lost, duplicated or reordered event delays a batch but never loses or repeats one.
+
+Configuration (environment variables)
+-------------------------------------
+
+=================================  ==============================================================
+``PAIMON_FEED_WAREHOUSE``          required; the warehouse URL, ``s3://bucket/prefix``
+``PAIMON_FEED_CATALOG_OPTIONS``    optional; a JSON object of pypaimon catalog options
+                                   (``{"fs.s3.region": "eu-west-1"}``). Leave credentials out on
+                                   Lambda: the execution role is used. Never logged unmasked.
+``PAIMON_FEED_CONSUMER_ID``        required; the consumer id, checkpointed in
+                                   ``{table}/consumer/consumer-{id}`` (Java Paimon's file)
+``PAIMON_FEED_PROCESSOR``          required; ``module:function``, called with each
+                                   :class:`~paimon_feed.batch.FeedBatch` (``batch.table`` names
+                                   the table; ``batch.to_arrow()`` reads its rows)
+``PAIMON_FEED_TABLES``             optional; comma-separated ``db.table`` allow-list
+``PAIMON_FEED_START``              optional; where a consumer without a checkpoint starts
+                                   (:mod:`paimon_feed.start`), default ``latest-full``
+``PAIMON_FEED_DEADLINE_MARGIN_MS`` optional; stop taking new batches when less than this is left
+                                   of the invocation; default: 10 s, or a quarter of the time left
+                                   at the start of the invocation if that is less
+=================================  ==============================================================
+
+A missing or invalid variable fails the invocation with a
+:class:`~paimon_feed.errors.ConfigurationError` naming it.
+
+Events
+------
+
+- **SQS** (the recommended wiring: S3 → SQS, S3 → SNS → SQS or S3 → EventBridge → SQS): the
+  handler returns ``{"batchItemFailures": [{"itemIdentifier": <messageId>}, ...]}``, so only
+  the messages of tables that failed are retried. The event source mapping needs
+  ``function_response_types = ["ReportBatchItemFailures"]``; without it a failure in any table
+  retries (or, worse, deletes) the whole batch.
+- **Direct** S3 or EventBridge invocations: failures raise, so Lambda's own retries and
+  on-failure destination take over.
+
+A message counts as failed when any table it names failed: the processor raised, storage or
+checkpoint I/O failed, a snapshot expired before it was read, or the deadline came first. Other
+tables' progress is committed regardless. A malformed message is reported as failed with a log
+line (the queue's redrive policy moves it to the dead-letter queue). Events for other buckets,
+other warehouses, non-table paths, dropped tables or tables outside ``PAIMON_FEED_TABLES`` are
+skipped with a log line and count as processed.
+
+Delivery is at least once: the checkpoint advances after the processor returns, so a crash or
+timeout between the two repeats that one batch on the next invocation. Processors should be
+idempotent per ``(batch.table, batch.snapshot_id)``.
+
+Deadline
+--------
+
+Before each batch the handler checks ``context.get_remaining_time_in_millis()``; below the
+margin it takes no new batch, and reports the messages of every table it did not finish as
+failed, so the retry resumes from the checkpoint. The margin must exceed the longest time one
+batch (planning plus the processor) can take.
+
+Recommended concurrency
+-----------------------
+
+Use the SQS event source mapping's ``scaling_config.maximum_concurrency`` (2, the smallest value
+AWS allows, up to a handful) rather than reserved concurrency, and a batching window
+(``maximum_batching_window_in_seconds``, a few seconds) with a large batch size, so one
+invocation sees many commits at once. Why: every invocation catches each table it hears about
+up to its newest snapshot, so one invocation per table at a time already delivers everything;
+more concurrency only helps when many tables are busy at once. Concurrent invocations for the
+*same* table are safe: checkpoints are written with S3 conditional writes (compare-and-swap), so
+no progress is lost and a checkpoint never moves backwards. But they are wasteful: both read
+the same snapshots, and both may process the same batch before one of them loses the checkpoint
+race (a duplicate delivery; delivery stays at-least-once). The loser then leaves the table to
+the winner, so a collision costs at most one duplicate batch, not a lockstep replay. Throttling
+the function through reserved concurrency instead makes Lambda hand messages back to the queue,
+which counts receives and can push healthy messages to the dead-letter queue. Set the queue's
+visibility timeout to at least six times the function timeout, and its redrive
+``maxReceiveCount`` to at least 5, so deadline and throttling retries do not dead-letter good
+messages.
+
+Warm invocations reuse the catalog and the tables (cached for five minutes per warehouse,
+options and table), and the S3 client of the checkpoints.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from cachetools import TTLCache
+
+from paimon_feed.batch import FeedBatch
+from paimon_feed.checkpoint import CheckpointStore, validate_consumer_id
+from paimon_feed.errors import ConfigurationError, FeedError, InvocationFailedError, TableNotFoundError
+from paimon_feed.notifiers.base import normalize_table_url
+from paimon_feed.notifiers.events import MalformedMessageError, parse_lambda_event
+from paimon_feed.planner import Planner
+from paimon_feed.start import parse_start
+from paimon_feed.tables import open_catalog, open_table, parse_table_name, redact
+
+__all__ = [
+    "handler",
+    "handle_event",
+    "HandlerConfig",
+    "TableOutcome",
+    "InvocationFailedError",
+    "clear_caches",
+    "ENV_WAREHOUSE",
+    "ENV_CATALOG_OPTIONS",
+    "ENV_CONSUMER_ID",
+    "ENV_PROCESSOR",
+    "ENV_TABLES",
+    "ENV_START",
+    "ENV_DEADLINE_MARGIN_MS",
+]
+
+logger = logging.getLogger(__name__)
+
+ENV_WAREHOUSE = "PAIMON_FEED_WAREHOUSE"
+ENV_CATALOG_OPTIONS = "PAIMON_FEED_CATALOG_OPTIONS"
+ENV_CONSUMER_ID = "PAIMON_FEED_CONSUMER_ID"
+ENV_PROCESSOR = "PAIMON_FEED_PROCESSOR"
+ENV_TABLES = "PAIMON_FEED_TABLES"
+ENV_START = "PAIMON_FEED_START"
+ENV_DEADLINE_MARGIN_MS = "PAIMON_FEED_DEADLINE_MARGIN_MS"
+
+DEFAULT_START = "latest-full"
+DEFAULT_DEADLINE_MARGIN_MS = 10_000
+DEFAULT_DEADLINE_FRACTION = 0.25
+CACHE_TTL_SECONDS = 300.0
+
+
+# configuration -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class HandlerConfig:
+    """The handler's settings, read from the environment by :meth:`from_env`."""
+
+    warehouse: str
+    catalog_options: Mapping[str, str] = field(repr=False)
+    consumer_id: str
+    processor: Callable[[FeedBatch], Any] = field(repr=False, compare=False)
+    processor_spec: str
+    tables: frozenset[str] | None = None
+    start: str = DEFAULT_START
+    deadline_margin_ms: int | None = None
+
+    @property
+    def warehouse_url(self) -> str:
+        """The warehouse in the spelling hints use (``s3a://`` → ``s3://``, no trailing ``/``)."""
+        return normalize_table_url(self.warehouse)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> HandlerConfig:
+        """Read and check every variable; a bad one raises ConfigurationError naming it."""
+        env = os.environ if environ is None else environ
+        warehouse = _required(env, ENV_WAREHOUSE)
+        if "://" not in warehouse:
+            raise ConfigurationError(
+                f"{ENV_WAREHOUSE} must be a warehouse URL such as s3://bucket/prefix, got "
+                f"{warehouse!r}"
+            )
+        options = _catalog_options(env.get(ENV_CATALOG_OPTIONS))
+        consumer_id = _required(env, ENV_CONSUMER_ID)
+        try:
+            validate_consumer_id(consumer_id)
+        except ConfigurationError as exc:
+            raise ConfigurationError(f"{ENV_CONSUMER_ID}: {exc}") from exc
+        processor_spec = _required(env, ENV_PROCESSOR)
+        processor = _load_processor(processor_spec)
+        start = (env.get(ENV_START) or "").strip() or DEFAULT_START
+        try:
+            parse_start(start)
+        except ConfigurationError as exc:
+            raise ConfigurationError(f"{ENV_START}: {exc}") from exc
+        return cls(
+            warehouse=warehouse.rstrip("/"),
+            catalog_options=options,
+            consumer_id=consumer_id,
+            processor=processor,
+            processor_spec=processor_spec,
+            tables=_allow_list(env.get(ENV_TABLES)),
+            start=start,
+            deadline_margin_ms=_margin(env.get(ENV_DEADLINE_MARGIN_MS)),
+        )
+
+    def describe(self) -> dict[str, Any]:
+        """The settings as a dict safe to log (secret options masked)."""
+        return {
+            "warehouse": self.warehouse,
+            "catalog_options": redact(self.catalog_options),
+            "consumer_id": self.consumer_id,
+            "processor": self.processor_spec,
+            "tables": sorted(self.tables) if self.tables is not None else None,
+            "start": self.start,
+            "deadline_margin_ms": self.deadline_margin_ms,
+        }
+
+
+def _required(env: Mapping[str, str], name: str) -> str:
+    value = (env.get(name) or "").strip()
+    if not value:
+        raise ConfigurationError(f"environment variable {name} is not set; see {__name__}")
+    return value
+
+
+def _catalog_options(text: str | None) -> dict[str, str]:
+    if text is None or not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        # The text may hold secrets: name the position, never echo it.
+        raise ConfigurationError(
+            f"{ENV_CATALOG_OPTIONS} is not valid JSON ({getattr(exc, 'msg', exc)} at char "
+            f"{getattr(exc, 'pos', '?')}); give an object such as "
+            f'{{"fs.s3.region": "eu-west-1"}}'
+        ) from None
+    if not isinstance(value, dict):
+        raise ConfigurationError(
+            f"{ENV_CATALOG_OPTIONS} must be a JSON object of option names to values, got a "
+            f"JSON {type(value).__name__}"
+        )
+    options: dict[str, str] = {}
+    for key, item in value.items():
+        if isinstance(item, bool):
+            options[key] = "true" if item else "false"
+        elif isinstance(item, (str, int, float)):
+            options[key] = str(item)
+        else:
+            raise ConfigurationError(
+                f"{ENV_CATALOG_OPTIONS}: option {key!r} must be a string, number or boolean, "
+                f"got a JSON {type(item).__name__}"
+            )
+    options.pop("warehouse", None)  # PAIMON_FEED_WAREHOUSE names it
+    return options
+
+
+def _load_processor(spec: str) -> Callable[[FeedBatch], Any]:
+    module_name, sep, attribute = spec.partition(":")
+    if not sep or not module_name.strip() or not attribute.strip():
+        raise ConfigurationError(
+            f"{ENV_PROCESSOR} must be 'module:function' (e.g. 'my_pkg.sink:process'), got {spec!r}"
+        )
+    try:
+        target: Any = importlib.import_module(module_name.strip())
+    except ImportError as exc:
+        raise ConfigurationError(
+            f"{ENV_PROCESSOR}={spec!r}: cannot import module {module_name!r}: {exc}. Package it "
+            f"with the function or in a layer"
+        ) from exc
+    for part in attribute.strip().split("."):
+        try:
+            target = getattr(target, part)
+        except AttributeError:
+            raise ConfigurationError(
+                f"{ENV_PROCESSOR}={spec!r}: module {module_name!r} has no attribute "
+                f"{attribute!r}"
+            ) from None
+    if not callable(target):
+        raise ConfigurationError(
+            f"{ENV_PROCESSOR}={spec!r} names a {type(target).__name__}, not a function"
+        )
+    return target
+
+
+def _allow_list(text: str | None) -> frozenset[str] | None:
+    if text is None or not text.strip():
+        return None
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    for name in names:
+        try:
+            parse_table_name(name)
+        except ConfigurationError as exc:
+            raise ConfigurationError(f"{ENV_TABLES}: {exc}") from exc
+    return frozenset(names)
+
+
+def _margin(text: str | None) -> int | None:
+    if text is None or not text.strip():
+        return None
+    try:
+        value = int(text.strip())
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ConfigurationError(
+            f"{ENV_DEADLINE_MARGIN_MS} must be a whole number of milliseconds >= 0, got {text!r}"
+        )
+    return value
+
+
+# warm-start caches ---------------------------------------------------------------------------
+_cache_lock = threading.Lock()
+_catalogs: TTLCache = TTLCache(maxsize=8, ttl=CACHE_TTL_SECONDS)
+_tables: TTLCache = TTLCache(maxsize=256, ttl=CACHE_TTL_SECONDS)
+
+
+def clear_caches() -> None:
+    """Forget cached catalogs and tables (the next invocation opens them again)."""
+    with _cache_lock:
+        _catalogs.clear()
+        _tables.clear()
+
+
+def _catalog_key(config: HandlerConfig) -> tuple:
+    return (config.warehouse, tuple(sorted(config.catalog_options.items())))
+
+
+def _catalog(config: HandlerConfig) -> Any:
+    key = _catalog_key(config)
+    with _cache_lock:
+        catalog = _catalogs.get(key)
+    if catalog is None:
+        catalog = open_catalog(config.warehouse, config.catalog_options)
+        with _cache_lock:
+            _catalogs[key] = catalog
+    return catalog
+
+
+def _table(config: HandlerConfig, name: str) -> Any:
+    key = (*_catalog_key(config), name)
+    with _cache_lock:
+        table = _tables.get(key)
+    if table is None:
+        table = open_table(config.warehouse, name, catalog=_catalog(config))
+        with _cache_lock:
+            _tables[key] = table
+    return table
+
+
+# the invocation ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TableOutcome:
+    """What happened to one table in one invocation.
+
+    ``status``: ``done`` (caught up), ``failed`` (an error stopped it), ``unfinished`` (the
+    deadline came first) or ``skipped`` (the table no longer exists).
+    """
+
+    table: str
+    status: Literal["done", "failed", "unfinished", "skipped"]
+    batches: int = 0
+    next_snapshot_id: int | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("done", "skipped")
+
+
+class _Deadline:
+    """When to stop taking new batches: ``margin_ms`` before the invocation times out."""
+
+    def __init__(self, context: Any, margin_ms: int | None) -> None:
+        remaining = getattr(context, "get_remaining_time_in_millis", None)
+        self._remaining = remaining if callable(remaining) else None
+        if margin_ms is None:
+            margin_ms = DEFAULT_DEADLINE_MARGIN_MS
+            if self._remaining is not None:
+                margin_ms = min(margin_ms, int(self._remaining() * DEFAULT_DEADLINE_FRACTION))
+        self.margin_ms = margin_ms
+
+    def remaining_ms(self) -> int | None:
+        return int(self._remaining()) if self._remaining is not None else None
+
+    def reached(self) -> bool:
+        remaining = self.remaining_ms()
+        return remaining is not None and remaining < self.margin_ms
+
+
+def handler(event: Any, context: Any) -> dict[str, Any]:
+    """The Lambda entry point: configure from the environment, then :func:`handle_event`."""
+    return handle_event(event, context, HandlerConfig.from_env())
+
+
+def handle_event(event: Any, context: Any, config: HandlerConfig) -> dict[str, Any]:
+    """Deliver the batches of every table named by ``event``; see the module docstring.
+
+    Returns the SQS partial-batch response. Raises :class:`InvocationFailedError` when a direct
+    (non-SQS) invocation has a failed table, and
+    :class:`~paimon_feed.notifiers.events.MalformedMessageError` for a malformed direct event.
+    """
+    started = time.monotonic()
+    deadline = _Deadline(context, config.deadline_margin_ms)
+    logger.debug("configuration: %s", config.describe())
+    malformed: list[MalformedMessageError] = []
+    try:
+        pairs = parse_lambda_event(event, on_malformed=malformed.append)
+    except MalformedMessageError as exc:
+        logger.error("malformed Lambda event, nothing processed: %s", exc)
+        raise
+    failed_ids: list[str] = []
+    for error in malformed:
+        logger.error(
+            "malformed message %s reported as failed (the queue's redrive policy will move it "
+            "to the dead-letter queue): %s", error.message_id, error.reason,
+        )
+        if error.message_id is None:
+            raise FeedError(
+                f"malformed SQS record without a messageId cannot be reported alone, failing "
+                f"the whole batch: {error}"
+            )
+        failed_ids.append(error.message_id)
+
+    order: list[str] = []  # tables in order of first mention
+    tables_of: dict[str | None, set[str]] = {}
+    skipped: dict[str, str] = {}
+    for message_id, hints in pairs:
+        names = tables_of.setdefault(message_id, set())
+        for hint in hints:
+            name, reason = _table_of(hint.table_url, config)
+            if name is None:
+                skipped.setdefault(hint.table_url, reason)
+                continue
+            names.add(name)
+            if name not in order:
+                order.append(name)
+    for url, reason in skipped.items():
+        logger.info("skipping events for %s: %s", url, reason)
+
+    outcomes = {name: _run_table(name, config, deadline) for name in order}
+    failed_tables = {name for name, outcome in outcomes.items() if not outcome.ok}
+    for message_id, names in tables_of.items():
+        if names & failed_tables and message_id is not None and message_id not in failed_ids:
+            failed_ids.append(message_id)
+
+    logger.info(
+        "invocation: %d messages, %d tables (%s), %d failed messages, %.0f ms",
+        len(pairs) + len(malformed),
+        len(outcomes),
+        ", ".join(f"{o.table}={o.status}/{o.batches}" for o in outcomes.values()) or "-",
+        len(failed_ids),
+        (time.monotonic() - started) * 1000,
+    )
+    if failed_tables and None in tables_of and tables_of[None] & failed_tables:
+        details = "; ".join(
+            f"{name}: {outcomes[name].status} ({outcomes[name].error or 'deadline'})"
+            for name in sorted(failed_tables)
+        )
+        raise InvocationFailedError(f"tables not caught up, retry the event: {details}")
+    return {"batchItemFailures": [{"itemIdentifier": message_id} for message_id in failed_ids]}
+
+
+def _table_of(table_url: str, config: HandlerConfig) -> tuple[str | None, str]:
+    """``db.table`` for a hinted table URL, or ``None`` and why it is skipped."""
+    warehouse = config.warehouse_url
+    if not table_url.startswith(warehouse + "/"):
+        return None, f"outside the warehouse {warehouse}"
+    parts = table_url[len(warehouse) + 1:].split("/")
+    if len(parts) != 2 or not parts[0].endswith(".db"):
+        return None, "not a table directory (<warehouse>/<db>.db/<table>) of the warehouse"
+    name = f"{parts[0][:-3]}.{parts[1]}"
+    try:
+        parse_table_name(name)
+    except ConfigurationError:
+        return None, f"{name!r} is not a valid table name"
+    if config.tables is not None and name not in config.tables:
+        return None, f"table {name} is not in {ENV_TABLES}"
+    return name, ""
+
+
+def _run_table(name: str, config: HandlerConfig, deadline: _Deadline) -> TableOutcome:
+    if deadline.reached():
+        logger.warning(
+            "table %s: not started, %s ms left is under the %d ms margin; its messages are "
+            "reported as failed", name, deadline.remaining_ms(), deadline.margin_ms,
+        )
+        return TableOutcome(name, "unfinished")
+    try:
+        table = _table(config, name)
+    except TableNotFoundError as exc:
+        logger.warning("table %s: skipped, %s", name, exc)
+        return TableOutcome(name, "skipped")
+    except Exception as exc:  # reported as this table's failure; other tables go on
+        logger.error("table %s: cannot open: %s", name, exc, exc_info=True)
+        return TableOutcome(name, "failed", error=str(exc))
+    delivered = _Progress()
+    try:
+        return _catch_up(name, table, config, deadline, delivered)
+    except Exception as exc:  # the processor may raise anything; report it, keep others going
+        logger.error(
+            "table %s: failed after %d batches, checkpoint at snapshot %s; its messages are "
+            "reported as failed: %s",
+            name, delivered.batches, delivered.next_snapshot_id, exc, exc_info=True,
+        )
+        return TableOutcome(
+            name, "failed", delivered.batches, delivered.next_snapshot_id, error=str(exc)
+        )
+
+
+@dataclass
+class _Progress:
+    batches: int = 0
+    next_snapshot_id: int | None = None
+
+
+def _catch_up(
+    name: str, table: Any, config: HandlerConfig, deadline: _Deadline, progress: _Progress
+) -> TableOutcome:
+    """Deliver every batch from the checkpoint (or the start) to the newest snapshot.
+
+    If another invocation checkpoints the same position first, this one leaves the table to it
+    (see :func:`_advance`).
+    """
+    planner = Planner(table)
+    store = CheckpointStore.for_table(
+        table, config.consumer_id, catalog_options=config.catalog_options
+    )
+    next_id = store.load()
+    if next_id is None:
+        resolution = planner.resolve_start(config.start)
+        if resolution is None:
+            logger.info("table %s: no snapshot yet, nothing to deliver", name)
+            return TableOutcome(name, "done")
+        if resolution.full_snapshot_id is not None:
+            batch = planner.full_batch(resolution.full_snapshot_id)
+            config.processor(batch)
+            progress.batches += 1
+        # Also pins a change-only start, so the next invocation does not resolve it again later.
+        if not _advance(store, name, resolution.next_snapshot_id, progress):
+            return TableOutcome(name, "done", progress.batches, progress.next_snapshot_id)
+    else:
+        progress.next_snapshot_id = next_id
+    check_expiry = True
+    while True:
+        next_id = progress.next_snapshot_id
+        if deadline.reached():
+            logger.warning(
+                "table %s: stopped at snapshot %d after %d batches, %s ms left is under the "
+                "%d ms margin; its messages are reported as failed and a retry resumes here",
+                name, next_id, progress.batches, deadline.remaining_ms(), deadline.margin_ms,
+            )
+            return TableOutcome(name, "unfinished", progress.batches, next_id)
+        planned = planner.next_batches(next_id, 1, check_expiry=check_expiry)
+        check_expiry = False
+        if not planned.batches:
+            if planned.next_snapshot_id > next_id:  # snapshots with nothing to read
+                _advance(store, name, planned.next_snapshot_id, progress)
+            return TableOutcome(name, "done", progress.batches, progress.next_snapshot_id)
+        batch = planned.batches[0]
+        config.processor(batch)
+        progress.batches += 1
+        target = max(batch.next_snapshot_id, planned.next_snapshot_id)
+        if not _advance(store, name, target, progress):
+            return TableOutcome(name, "done", progress.batches, progress.next_snapshot_id)
+
+
+def _advance(store: CheckpointStore, name: str, next_snapshot_id: int, progress: _Progress) -> bool:
+    """Advance the checkpoint; ``False`` if a concurrent invocation got there first.
+
+    The checkpoint only reaches ``next_snapshot_id`` through a writer that was running after
+    this invocation last read or wrote it; that writer goes on to the newest snapshot (which
+    covers every event this invocation was given) or fails and has its own messages retried.
+    So the table is left to it: continuing in lockstep would deliver every batch twice.
+    """
+    if store.advance(next_snapshot_id):
+        progress.next_snapshot_id = next_snapshot_id
+        return True
+    stored = store.load()
+    progress.next_snapshot_id = max(next_snapshot_id, stored or 0)
+    logger.info(
+        "table %s: a concurrent invocation checkpointed snapshot %d first; leaving the table "
+        "to it", name, progress.next_snapshot_id,
+    )
+    return False
