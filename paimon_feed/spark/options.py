@@ -33,9 +33,10 @@ Durations take plain seconds (``"60"``, ``"0.5"``) or a unit: ``"500ms"``, ``"30
 >>> opts.catalog_options()["fs.s3.accessKeyId"], opts.max_snapshots_per_trigger
 ('k', 3)
 >>> parse_options({"warehouse": "/tmp/wh", "table": "db.t", "startingPositon": "latest"})
+... # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-paimon_feed.spark.options.UnknownOptionError: unknown option 'startingpositon' for format paimon_feed (did you mean 'startingPosition'?). Known options: ...
+paimon_feed.spark.options.UnknownOptionError: unknown option 'startingPositon' for format paimon_feed (did you mean 'startingPosition'?). Known options: ...
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from typing import Mapping
 from paimon_feed.checkpoint import validate_consumer_id
 from paimon_feed.errors import ConfigurationError, InvalidConsumerIdError, InvalidStartError
 from paimon_feed.start import parse_end, parse_start
+from paimon_feed.tables import parse_table_name
 
 __all__ = [
     "SourceOptions",
@@ -132,7 +134,7 @@ class SourceOptions:
 
 
 def _unknown(key: str) -> UnknownOptionError:
-    close = difflib.get_close_matches(key, list(_CANONICAL), n=1, cutoff=0.75)
+    close = difflib.get_close_matches(key.lower(), list(_CANONICAL), n=1, cutoff=0.75)
     hint = f" (did you mean {_CANONICAL[close[0]]!r}?)" if close else ""
     return UnknownOptionError(
         f"unknown option {key!r} for format {FORMAT_NAME}{hint}. Known options: "
@@ -212,19 +214,19 @@ def parse_options(
     warehouse = source.pop("warehouse", None) or catalog.pop("warehouse", None)
     if not warehouse or not warehouse.strip():
         raise InvalidOptionError(
-            f"option warehouse is required: the root of the Paimon warehouse, e.g. "
-            f".option('warehouse', 's3://bucket/warehouse')"
+            "option warehouse is required: the root of the Paimon warehouse, e.g. "
+            ".option('warehouse', 's3://bucket/warehouse')"
         )
     catalog["warehouse"] = warehouse.strip()
 
     table = source.pop("table", None)
     if table is not None and path is not None and table.strip() != path.strip():
         raise InvalidOptionError(f"option table ({table!r}) and load path ({path!r}) disagree")
-    table = table or path
-    if not table or table.count(".") != 1 or not all(part.strip() for part in table.split(".")):
-        raise InvalidOptionError(
-            f"option table must be 'database.table', got {table!r}"
-        )
+    table = (table or path or "").strip()
+    try:
+        parse_table_name(table)
+    except ConfigurationError as exc:
+        raise InvalidOptionError(f"option table: {exc}") from exc
 
     starting = source.get("startingPosition", "latest-full").strip()
     try:
@@ -259,7 +261,7 @@ def parse_options(
         raise InvalidOptionError("option queueUrl is empty")
 
     return SourceOptions(
-        table=table.strip(),
+        table=table,
         catalog=tuple(sorted(catalog.items())),
         starting_position=starting,
         end_snapshot=end,

@@ -36,11 +36,12 @@ from typing import Any, Sequence
 import pyarrow as pa
 from pyspark.sql import types as T
 
-from paimon_feed.errors import ConfigurationError
+from paimon_feed.errors import ConfigurationError, FeedError
 
 __all__ = [
     "ROW_KIND_COLUMN",
     "UnsupportedTypeError",
+    "SchemaChangedError",
     "spark_schema",
     "spark_type",
     "arrow_schema",
@@ -68,6 +69,10 @@ _TIME = re.compile(r"^TIME(?:\((\d+)\))?$")
 
 class UnsupportedTypeError(ConfigurationError):
     """A column whose Paimon type the Spark source cannot map."""
+
+
+class SchemaChangedError(FeedError):
+    """The table's columns no longer match the schema the query was defined with."""
 
 
 def _atomic(type_name: str, where: str) -> T.DataType:
@@ -159,6 +164,13 @@ def conform(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
     """
     if batch.schema.equals(target):
         return batch
+    missing = [name for name in target.names if batch.schema.get_field_index(name) < 0]
+    if missing:
+        raise SchemaChangedError(
+            f"columns {missing} of the query's schema are not in the table's data any more "
+            f"(the table's schema changed since the DataFrame was defined); define the "
+            f"DataFrame again (streaming: restart the query) to pick up the new schema"
+        )
     columns = [batch.column(name) for name in target.names]
     arranged = pa.RecordBatch.from_arrays(columns, names=target.names)
     return arranged.cast(target, safe=False)

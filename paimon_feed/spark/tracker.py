@@ -229,8 +229,8 @@ class SnapshotTracker:
         table: a pypaimon ``FileStoreTable`` whose ``file_io`` is already instrumented by
             ``counter`` (if counting is wanted).
         table_url: the table's root, as the notifiers key it.
-        notifier: ``auto``/``local``/``poll``/``sqs``, or ``storage-per-trigger`` for no push
-            (every :meth:`latest` call checks storage).
+        notifier: ``auto``/``local``/``poll``/``sqs``; ``storage-per-trigger`` (the benchmark
+            baseline) or ``None`` for no push: every :meth:`latest` call checks storage.
         reconcile_interval: seconds between safety checks while push is healthy.
         poll_interval: seconds between checks while the push source is down, and the polling
             notifier's interval.
@@ -243,7 +243,7 @@ class SnapshotTracker:
         table: Any,
         table_url: str,
         *,
-        notifier: str = "auto",
+        notifier: str | None = "auto",
         reconcile_interval: float = 60.0,
         poll_interval: float = 1.0,
         sqs_queue_url: str | None = None,
@@ -262,10 +262,11 @@ class SnapshotTracker:
         self._checks = 0
         self._probes = 0
         self._calls = 0
+        self._errors = 0
         self._closed = False
         self._notifier: _NotifierThread | None = None
-        self.mode = notifier
-        if notifier != "storage-per-trigger":
+        self.mode = notifier or "none"
+        if notifier not in (None, "storage-per-trigger"):
             self._notifier = _NotifierThread(
                 notifier,
                 table_url,
@@ -287,22 +288,26 @@ class SnapshotTracker:
         notifier.
         """
         self._calls += 1
-        if self._known is None and self._last_check is None:
-            return self.refresh()
-        if self._notifier is None:
+        if self._notifier is None or self._last_check is None:
             return self.refresh()
         woken, hinted_id = self._notifier.take()
         interval = self.reconcile_interval if self._notifier.healthy else self.poll_interval
         due = self._last_check is None or self._clock() - self._last_check >= interval
         if woken or due:
-            return self.refresh(hinted_id)
+            try:
+                return self.refresh(hinted_id)
+            except StorageError as exc:
+                # A storage hiccup delays a batch, it does not fail the query: the check is
+                # due again on the next call (the last check time did not move).
+                self._errors += 1
+                logger.warning("%s; answering from memory until storage answers", exc)
         return self._known
 
     def refresh(self, hinted_snapshot_id: int | None = None) -> int | None:
         """Check storage now: probe forward from the newest known snapshot."""
         self._checks += 1
         try:
-            if self._known is None:
+            if self._last_check is None:
                 # Start from the LATEST hint file once; from then on, existence checks only.
                 latest = self._snapshots.get_latest_snapshot()
                 self._known = latest.id if latest is not None else None
@@ -350,6 +355,7 @@ class SnapshotTracker:
             "latest_calls": self._calls,
             "storage_checks": self._checks,
             "snapshot_probes": self._probes,
+            "storage_errors": self._errors,
             "storage_calls": self.counter.total,
             "storage_calls_by_method": self.counter.by_method(),
             "hints": self._notifier.hints() if self._notifier is not None else {},
@@ -357,13 +363,14 @@ class SnapshotTracker:
             "written_at": time.time(),
         }
 
-    def write_stats(self, path: str) -> None:
-        """Write :meth:`stats` to a local file atomically (benchmarks read it from outside)."""
+    def write_stats(self, path: str, stats: dict | None = None) -> None:
+        """Write ``stats`` (default :meth:`stats`) to a local file atomically, for benchmarks
+        that read it from outside Spark's source process."""
         directory = os.path.dirname(os.path.abspath(path))
         os.makedirs(directory, exist_ok=True)
         fd, temp = tempfile.mkstemp(prefix=".stats-", suffix=".tmp", dir=directory)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(self.stats(), handle)
+            json.dump(stats if stats is not None else self.stats(), handle)
         os.replace(temp, path)
 
     def close(self) -> None:

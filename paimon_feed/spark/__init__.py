@@ -1,0 +1,80 @@
+"""PySpark source for Paimon tables, push-driven: ``spark.readStream.format("paimon_feed")``.
+
+::
+
+    import paimon_feed.spark
+
+    paimon_feed.spark.register(spark)
+    stream = (
+        spark.readStream.format("paimon_feed")
+        .option("warehouse", "s3://bucket/warehouse")
+        .option("table", "shop.orders")
+        .option("consumerId", "orders-to-delta")   # Paimon keeps what this query has not read
+        .option("maxSnapshotsPerTrigger", 10)
+        .load()
+    )
+
+``spark.read.format("paimon_feed")`` reads the current state (or, with ``startingPosition`` and
+``endSnapshot``, a bounded range of changes). Options are listed in
+:mod:`paimon_feed.spark.options`, offsets in :mod:`paimon_feed.spark.offsets`.
+
+Unlike a polling source, ``latestOffset`` answers from memory: a notifier (inotify for local
+tables, SQS for S3, as for :class:`~paimon_feed.ChangeFeed`) runs in the driver and the source
+checks storage only when it is told a snapshot arrived, or every ``reconcileInterval`` seconds.
+
+Progress and restarts:
+
+- Spark's checkpoint is the source of truth. A restarted query resumes from the offsets Spark
+  journaled, and a journaled micro-batch is planned again identically (from its end offset,
+  with :meth:`Planner.plan_range` / :meth:`Planner.full_batch`), whatever the table did since.
+- ``consumerId`` is Paimon's side of it. Each Spark ``commit`` writes
+  ``{table}/consumer/consumer-<id>`` (``{"nextSnapshot": N}``), so Paimon's snapshot expiration
+  keeps the snapshots the query has not read. Spark commits a micro-batch to its source when it
+  plans the next one, so the file trails the query by at most one micro-batch (it never leads).
+  A *new* query (no Spark checkpoint yet) with a stored consumer file starts there, and the
+  file wins over ``startingPosition``, as for :class:`~paimon_feed.ChangeFeed`.
+- Batch reads (``spark.read``) ignore ``consumerId`` and the streaming-only options.
+
+PySpark is an optional dependency: this package imports it only when the source is used, and
+raises :class:`SparkNotInstalledError` (an ``ImportError``) with the install hint if it is
+missing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from paimon_feed.errors import MissingDependencyError
+from paimon_feed.spark.options import FORMAT_NAME
+
+__all__ = ["register", "PaimonFeedDataSource", "FORMAT_NAME", "SparkNotInstalledError"]
+
+_INSTALL_HINT = "pip install 'paimon-feed[spark]'"
+
+
+class SparkNotInstalledError(MissingDependencyError):
+    """PySpark (4.2 or newer) is needed for the Spark source and is not installed."""
+
+
+def _source_module():
+    try:
+        import pyspark.sql.datasource  # noqa: F401
+    except ImportError as exc:
+        raise SparkNotInstalledError(
+            f"the paimon_feed Spark source needs PySpark 4.2 or newer: {_INSTALL_HINT}"
+        ) from exc
+    from paimon_feed.spark import source
+
+    return source
+
+
+def register(spark: Any) -> None:
+    """Make ``format("paimon_feed")`` available in ``spark`` (a ``SparkSession``)."""
+    source = _source_module()  # fails with the install hint before touching ``spark``
+    spark.dataSource.register(source.PaimonFeedDataSource)
+
+
+def __getattr__(name: str):
+    if name == "PaimonFeedDataSource":
+        return _source_module().PaimonFeedDataSource
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,399 @@
+"""What the Spark source does on the driver and in executors, without PySpark types.
+
+:class:`StreamDriver` is the stateful half of the streaming source. Spark keeps one instance per
+running query, in the long-lived Python process that answers ``initialOffset``,
+``latestOffset``, ``partitions`` and ``commit``; it owns the table, the :class:`Planner`, the
+:class:`SnapshotTracker` (and through it the notifier thread) and the consumer checkpoint.
+:func:`plan_batch` plans a bounded (batch) read, and :func:`read_splits` is the stateless
+executor side: it rebuilds the table and reads the serialized splits of one partition.
+
+Planning is deterministic: a micro-batch is planned from its end offset alone with
+:meth:`Planner.full_batch` or :meth:`Planner.plan_range`, never from "whatever is latest", so a
+restarted query re-reads a journaled batch identically.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any, Iterator, Sequence
+
+from paimon_feed.batch import FeedBatch
+from paimon_feed.checkpoint import CheckpointStore
+from paimon_feed.errors import (
+    CheckpointError,
+    ConfigurationError,
+    InvalidStartError,
+    SnapshotExpiredError,
+    StorageError,
+    TableNotFoundError,
+)
+from paimon_feed.notifiers import create_notifier
+from paimon_feed.planner import Planner
+from paimon_feed.planner import _pypaimon
+from paimon_feed.spark.offsets import FeedOffset
+from paimon_feed.spark.options import InvalidOptionError, SourceOptions
+from paimon_feed.spark.tracker import SnapshotTracker, StorageCounter
+from paimon_feed.tables import open_table
+
+__all__ = [
+    "SplitGroup",
+    "StreamDriver",
+    "load_table",
+    "check_notifier",
+    "plan_batch",
+    "pack_splits",
+    "read_splits",
+    "TARGET_PARTITION_BYTES",
+    "OPEN_COST_BYTES",
+    "MIN_PARTITIONS",
+    "READ_BATCH_ROWS",
+]
+
+logger = logging.getLogger(__name__)
+
+#: Splits are packed into Spark partitions the way Spark packs files: up to this many bytes
+#: per partition, each data file counted as at least ``OPEN_COST_BYTES``, and smaller
+#: partitions for small batches so that ``MIN_PARTITIONS`` tasks share them (Spark divides by
+#: its default parallelism, which a Python source cannot see).
+TARGET_PARTITION_BYTES = 128 * 1024 * 1024
+OPEN_COST_BYTES = 4 * 1024 * 1024
+MIN_PARTITIONS = 8
+#: Rows per Arrow batch handed to Spark (pypaimon's default, 1024, makes per-batch overhead
+#: dominate); a table's own ``read.batch-size`` wins.
+READ_BATCH_ROWS = 65536
+_STATS_WRITE_INTERVAL_S = 0.5
+_STORAGE_RETRY_DELAYS_S = (0.2, 1.0, 5.0)
+
+
+@dataclass(frozen=True)
+class SplitGroup:
+    """The payload of one Spark partition: pypaimon splits in ``SplitSerializer`` v1 bytes.
+
+    ``first_snapshot_id``/``last_snapshot_id`` (inclusive) name the snapshots the splits came
+    from, for logs and the Spark UI.
+    """
+
+    splits: tuple[bytes, ...]
+    first_snapshot_id: int
+    last_snapshot_id: int
+    kind: str
+
+
+def load_table(options: SourceOptions) -> Any:
+    """Open the table the options name; errors name the option to fix."""
+    catalog_options = {k: v for k, v in options.catalog if k != "warehouse"}
+    try:
+        return open_table(options.warehouse, options.table, catalog_options)
+    except TableNotFoundError as exc:
+        raise TableNotFoundError(f"option table: {exc}") from exc
+    except ConfigurationError as exc:
+        raise InvalidOptionError(f"option warehouse / catalog.*: {exc}") from exc
+
+
+def check_notifier(options: SourceOptions, table_url: str) -> None:
+    """Fail now if ``notifier``/``queueUrl`` cannot serve this table."""
+    if not options.push:
+        return
+    try:
+        create_notifier(
+            options.notifier,
+            table_url,
+            poll_interval=options.poll_interval,
+            sqs_queue_url=options.queue_url,
+        )
+    except ConfigurationError as exc:
+        name = "queueUrl" if options.notifier == "sqs" and not options.queue_url else "notifier"
+        raise InvalidOptionError(f"option {name}: {exc}") from exc
+    except ImportError as exc:
+        raise InvalidOptionError(
+            f"option notifier={options.notifier!r} needs the [s3] extra: "
+            f"pip install 'paimon-feed[s3]' ({exc})"
+        ) from exc
+
+
+def _weight(split: Any) -> int:
+    return sum(max(f.file_size, OPEN_COST_BYTES) for f in split.files)
+
+
+def pack_splits(table: Any, batches: Sequence[FeedBatch]) -> list[SplitGroup]:
+    """Serialize the batches' splits and pack them, in snapshot order, into partitions.
+
+    Sized the way Spark sizes file partitions: at most ``TARGET_PARTITION_BYTES`` each, less
+    for small batches so at least ``MIN_PARTITIONS`` tasks share the work; large append-table
+    splits are cut so their files are read in parallel.
+    """
+    total = sum(_weight(split) for batch in batches for split in batch.splits)
+    max_bytes = min(TARGET_PARTITION_BYTES, max(OPEN_COST_BYTES, total // MIN_PARTITIONS))
+    groups: list[SplitGroup] = []
+    current: list[bytes] = []
+    first = last = None
+    kind = None
+    size = 0
+
+    def flush() -> None:
+        nonlocal current, first, size
+        if current:
+            groups.append(SplitGroup(tuple(current), first, last, kind))
+        current, first, size = [], None, 0
+
+    for batch in batches:
+        for whole in batch.splits:
+            for split in _pypaimon.divide_split(table, whole, max_bytes, OPEN_COST_BYTES):
+                weight = _weight(split)
+                if current and size + weight > max_bytes:
+                    flush()
+                if first is None:
+                    first = batch.first_snapshot_id
+                last, kind = batch.snapshot_id, batch.kind
+                current.append(_pypaimon.serialize_split(split))
+                size += weight
+    flush()
+    return groups
+
+
+def plan_batch(options: SourceOptions) -> list[SplitGroup]:
+    """Plan a bounded read: the full state (``latest-full``, the default) or a snapshot range.
+
+    With ``endSnapshot`` the full state is taken at that snapshot and a change range ends there;
+    without it, at the latest snapshot.
+    """
+    table = load_table(options)
+    planner = Planner(table, include_row_kind=options.include_row_kind)
+    resolution = _resolve(planner, options)
+    if resolution is None:
+        return []
+    if resolution.full_snapshot_id is not None:
+        return pack_splits(table, [planner.full_batch(resolution.full_snapshot_id)])
+    latest = planner.latest_snapshot_id()
+    last = options.end_snapshot if options.end_snapshot is not None else latest
+    if options.end_snapshot is not None and (latest is None or options.end_snapshot > latest):
+        raise InvalidStartError(
+            f"option endSnapshot: table {planner.table_name} has no snapshot "
+            f"{options.end_snapshot} yet (latest: {latest}); a batch read ends at an existing "
+            f"snapshot"
+        )
+    if last is None or last < resolution.next_snapshot_id:
+        return []
+    return pack_splits(table, planner.plan_range(resolution.next_snapshot_id, last))
+
+
+def _resolve(planner: Planner, options: SourceOptions):
+    try:
+        return planner.resolve_start(options.starting_position, options.end_snapshot)
+    except InvalidStartError as exc:
+        raise InvalidStartError(f"option startingPosition/endSnapshot: {exc}") from exc
+
+
+def read_splits(
+    options: SourceOptions, group: SplitGroup, conform: Any = None
+) -> Iterator[Any]:
+    """Read one partition's splits as Arrow record batches (executor side, stateless).
+
+    ``conform`` maps each pypaimon batch to what the caller needs (Spark's Arrow schema).
+    """
+    table = _pypaimon.with_read_batch_rows(load_table(options), READ_BATCH_ROWS)
+    splits = [_pypaimon.deserialize_split(data, table) for data in group.splits]
+    builder = table.new_stream_read_builder().with_include_row_kind(options.include_row_kind)
+    reader = builder.new_read().to_arrow_batch_reader(splits)
+    for batch in reader:
+        if batch.num_rows:
+            yield conform(batch) if conform is not None else batch
+
+
+class StreamDriver:
+    """The driver side of one streaming query (see the module docstring).
+
+    Spark's checkpoint is the source of truth for restarts: after the first micro-batch it
+    always passes back the offsets it journaled. ``consumerId`` matters twice: a new query
+    (no Spark checkpoint) starts at the consumer's stored position if there is one, and every
+    Spark commit writes the consumer file so Paimon's snapshot expiration keeps the snapshots
+    the query has not read yet.
+    """
+
+    def __init__(self, options: SourceOptions, *, follow: bool = True) -> None:
+        """``follow=False`` starts no notifier: for ``Trigger.AvailableNow``, which reads up to
+        a target fixed at start and never needs to hear of later commits."""
+        self.options = options
+        self.counter = StorageCounter()
+        self.table = load_table(options)
+        self.counter.instrument(self.table.file_io)
+        self.planner = Planner(self.table, include_row_kind=options.include_row_kind)
+        self.table_name = self.planner.table_name
+        self.checkpoint = (
+            CheckpointStore.for_table(self.table, options.consumer_id)
+            if options.consumer_id
+            else None
+        )
+        self.tracker = SnapshotTracker(
+            self.table,
+            self.planner.table_url,
+            notifier=options.notifier if follow else None,
+            reconcile_interval=options.reconcile_interval,
+            poll_interval=options.poll_interval,
+            sqs_queue_url=options.queue_url,
+            counter=self.counter,
+        )
+        self.tracker.start()
+        self._available_now_target: int | None = None
+        self._committed_next: int | None = None
+        self._stats_written_at = 0.0
+        self._closed = False
+        logger.info(
+            "paimon_feed source for %s started (notifier=%s, start=%s, end=%s, consumer=%s)",
+            self.table_name, self.tracker.stats()["notifier"], options.starting_position,
+            options.end_snapshot, options.consumer_id,
+        )
+
+    # offsets -----------------------------------------------------------------------------
+    def initial_offset(self) -> FeedOffset:
+        """Where a new query starts: the consumer's checkpoint if stored, else the start spec."""
+        if self.checkpoint is not None:
+            stored = self.checkpoint.load()
+            if stored is not None:
+                latest = self.tracker.refresh()
+                if stored > (latest or 0) + 1:
+                    raise CheckpointError(
+                        f"consumer {self.options.consumer_id} of table {self.table_name} is at "
+                        f"snapshot {stored}, but the latest snapshot is {latest}: was the table "
+                        f"recreated? Delete {self.checkpoint.path} to start over"
+                    )
+                self.planner.check_not_expired(stored)
+                logger.info(
+                    "paimon_feed source for %s resumes consumer %s at snapshot %d",
+                    self.table_name, self.options.consumer_id, stored,
+                )
+                return FeedOffset.position(stored)
+        resolution = _resolve(self.planner, self.options)
+        if resolution is None:  # latest-full on an empty table: every change from the first
+            return FeedOffset.position(1)
+        if resolution.full_snapshot_id is not None:
+            return FeedOffset.pending_full(resolution.full_snapshot_id)
+        return FeedOffset.position(resolution.next_snapshot_id)
+
+    def latest_offset(self, start: FeedOffset, max_snapshots: int | None) -> FeedOffset:
+        """The end of the next micro-batch from ``start`` (``start`` itself if nothing new).
+
+        Answers from the tracker's memory; storage is touched only after a hint or when the
+        safety interval elapsed. ``max_snapshots`` caps the snapshot ids per batch; a pending
+        full state is always a batch of its own.
+        """
+        try:
+            if start.pending_full_snapshot_id is not None:
+                return start.after_full()
+            first = start.next_snapshot_id
+            if self._available_now_target is not None:
+                last = self._available_now_target  # fixed at start: no storage call needed
+            else:
+                last = self.tracker.latest() or 0
+            if self.options.end_snapshot is not None:
+                last = min(last, self.options.end_snapshot)
+            if max_snapshots is not None:
+                last = min(last, first + max_snapshots - 1)
+            if last < first:
+                return start
+            return start.after_changes(last)
+        finally:
+            self._maybe_write_stats()
+
+    def latest_known_offset(self) -> FeedOffset | None:
+        """The newest position known in memory (for Spark's progress reports; no storage)."""
+        known = self.tracker.known_latest
+        return FeedOffset.position(known + 1) if known is not None else None
+
+    def prepare_available_now(self) -> int:
+        """Fix the target of a ``Trigger.AvailableNow`` run: the latest snapshot right now."""
+        self._available_now_target = self.tracker.refresh() or 0
+        logger.info(
+            "paimon_feed source for %s: Trigger.AvailableNow reads up to snapshot %d",
+            self.table_name, self._available_now_target,
+        )
+        return self._available_now_target
+
+    # planning ----------------------------------------------------------------------------
+    def plan(self, start: FeedOffset, end: FeedOffset) -> list[SplitGroup]:
+        """The partitions of the micro-batch ending at ``end``.
+
+        Planned from ``end`` alone (see :mod:`paimon_feed.spark.offsets`): the full state at
+        ``end.full``, or the changes of ``end.first..end.snapshot-1``.
+        """
+        if start == end:
+            return []
+        if end.full_snapshot_id is not None:
+            full = end.full_snapshot_id
+            batches = self._retrying(lambda: [self.planner.full_batch(full)])
+        elif end.change_range is not None:
+            first, last = end.change_range
+            if first != start.next_snapshot_id:
+                logger.info(
+                    "paimon_feed source for %s: replaying journaled batch %d..%d (start offset "
+                    "%s was recomputed)", self.table_name, first, last, start.to_json(),
+                )
+            batches = self._retrying(lambda: self.planner.plan_range(first, last))
+        else:
+            return []
+        return pack_splits(self.table, batches)
+
+    def _retrying(self, call):
+        """``call()``, retried after transient storage errors (an expired snapshot is final)."""
+        for attempt, delay in enumerate((*_STORAGE_RETRY_DELAYS_S, None)):
+            try:
+                return call()
+            except SnapshotExpiredError:
+                raise
+            except StorageError as exc:
+                if delay is None:
+                    raise
+                logger.warning(
+                    "table %s: storage error (attempt %d, retrying in %.1fs): %s",
+                    self.table_name, attempt + 1, delay, exc,
+                )
+                time.sleep(delay)
+
+    def commit(self, end: FeedOffset) -> None:
+        """Spark processed everything up to ``end``: advance the consumer file (if any)."""
+        if end.pending_full_snapshot_id is not None:
+            return  # an initial offset: nothing was processed yet
+        target = end.next_snapshot_id
+        if self._committed_next is not None and target <= self._committed_next:
+            return
+        if self.checkpoint is not None:
+            try:
+                self.checkpoint.save(target)
+            except CheckpointError as exc:
+                # Spark's checkpoint has the progress; the consumer file only protects unread
+                # snapshots from expiry, and the next commit writes it again.
+                logger.warning("%s; retrying at the next commit", exc)
+                return
+        self._committed_next = target
+        self._maybe_write_stats(force=True)
+
+    # diagnostics and shutdown ------------------------------------------------------------
+    def stats(self) -> dict:
+        stats = self.tracker.stats()
+        stats["table"] = self.table_name
+        stats["committed_next_snapshot_id"] = self._committed_next
+        return stats
+
+    def _maybe_write_stats(self, force: bool = False) -> None:
+        path = self.options.stats_path
+        if not path:
+            return
+        now = time.monotonic()
+        if force or now - self._stats_written_at >= _STATS_WRITE_INTERVAL_S:
+            self._stats_written_at = now
+            try:
+                self.tracker.write_stats(path, self.stats())
+            except OSError as exc:  # diagnostics must never fail a query
+                logger.warning("cannot write paimon_feed stats to %s: %s", path, exc)
+
+    def close(self) -> None:
+        """Stop the notifier. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self._maybe_write_stats(force=True)
+        self.tracker.close()
+        logger.info("paimon_feed source for %s stopped", self.table_name)
+

@@ -1,0 +1,131 @@
+"""Real pypaimon tables and a local Spark session for the Spark source tests.
+
+Every row says which commit wrote it (``commit`` column), so a test checks what a query
+delivered against what was written. The primary-key table uses ``rowkind.field=op`` so each
+commit carries all three change kinds: commit n inserts key n, updates key n-1, deletes key n-2.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from typing import Callable
+
+from pypaimon import CatalogFactory, Schema
+
+from support.tables import (  # noqa: F401  the rows every table test writes
+    APPEND_SCHEMA,
+    PK_OPTIONS,
+    PK_SCHEMA,
+    commit,
+    rows_for,
+)
+
+
+def new_spark_session(app_name: str):
+    """A small local[2] session: no UI, two shuffle partitions, quiet logs."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    import paimon_feed.spark
+
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName(app_name)
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .config("spark.sql.streaming.stopTimeout", "30s")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    paimon_feed.spark.register(spark)
+    return spark
+
+
+class Warehouse:
+    """A filesystem catalog in a temp dir, with helpers to create tables and commit."""
+
+    def __init__(self, path: str) -> None:
+        self.path = str(path)
+        self.catalog = CatalogFactory.create({"warehouse": self.path})
+        self.catalog.create_database("db", True)
+
+    def create_append_table(self, name: str = "db.events"):
+        self.catalog.create_table(name, Schema.from_pyarrow_schema(APPEND_SCHEMA), False)
+        return self.catalog.get_table(name)
+
+    def create_pk_table(self, name: str = "db.orders"):
+        schema = Schema.from_pyarrow_schema(PK_SCHEMA, primary_keys=["id"], options=PK_OPTIONS)
+        self.catalog.create_table(name, schema, False)
+        return self.catalog.get_table(name)
+
+    def options(self, table, **extra) -> dict:
+        """Reader options for ``table`` (values as strings, the way Spark passes them)."""
+        options = {"warehouse": self.path, "table": table.identifier.get_full_name()}
+        options.update({key: str(value) for key, value in extra.items()})
+        return options
+
+
+def latest_snapshot_id(table) -> int | None:
+    snapshot = table.snapshot_manager().get_latest_snapshot()
+    return snapshot.id if snapshot is not None else None
+
+
+def expected_changes(table, commits) -> list[tuple]:
+    """``(row kind, id, commit, payload)`` of every change the commits wrote, sorted."""
+    changes = []
+    for n in commits:
+        for row in rows_for(table, n):
+            changes.append((row.get("op", "+I"), row["id"], row["commit"], row["payload"]))
+    return sorted(changes)
+
+
+def delivered_changes(rows) -> list[tuple]:
+    return sorted((r["_row_kind"], r["id"], r["commit"], r["payload"]) for r in rows)
+
+
+class WriterThread:
+    """Commits ``first..last`` (inclusive) from a thread, pausing ``interval`` seconds between
+    commits; ``committed`` lists ``(commit number, snapshot id, wall time)`` in order."""
+
+    def __init__(self, table, first: int, last: int, interval: float = 0.2) -> None:
+        self.table = table
+        self.first, self.last, self.interval = first, last, interval
+        self.committed: list[tuple[int, int, float]] = []
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="paimon-writer", daemon=True)
+
+    def start(self) -> WriterThread:
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        try:
+            for n in range(self.first, self.last + 1):
+                commit(self.table, n)
+                self.committed.append((n, latest_snapshot_id(self.table), time.time()))
+                time.sleep(self.interval)
+        except BaseException as exc:  # surfaced by join()
+            self.error = exc
+
+    def join(self, timeout: float = 120.0) -> None:
+        self._thread.join(timeout)
+        assert not self._thread.is_alive(), "writer thread did not finish"
+        if self.error is not None:
+            raise self.error
+
+
+def wait_until(condition: Callable[[], bool], timeout: float, what: str, step: float = 0.1) -> None:
+    """Poll ``condition`` until true; fail naming ``what`` after ``timeout`` seconds.
+
+    Timeouts here only bound a hang; no test asserts on how long something took.
+    """
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(step)

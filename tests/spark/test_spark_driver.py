@@ -1,0 +1,187 @@
+"""The driver side of the Spark source, without Spark: offsets, deterministic planning,
+consumer checkpoints, and the executor read of serialized splits."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pyarrow as pa
+import pytest
+
+from paimon_feed.errors import CheckpointError
+from paimon_feed.planner import Planner
+from paimon_feed.spark.driver import StreamDriver, pack_splits, plan_batch, read_splits
+from paimon_feed.spark.offsets import FeedOffset
+from paimon_feed.spark.options import parse_options
+from spark_support import commit, expected_changes
+
+
+def driver_for(paimon, table, **options) -> StreamDriver:
+    return StreamDriver(parse_options(paimon.options(table, notifier="local", **options)))
+
+
+def read_all(options, groups) -> pa.Table:
+    batches = [batch for group in groups for batch in read_splits(options, group)]
+    return pa.Table.from_batches(batches) if batches else pa.table({})
+
+
+def changes(table: pa.Table) -> list[tuple]:
+    return sorted(
+        (r["_row_kind"], r["id"], r["commit"], r["payload"]) for r in table.to_pylist()
+    )
+
+
+@pytest.fixture
+def pk_table(paimon):
+    table = paimon.create_pk_table()
+    for n in (1, 2, 3):
+        commit(table, n)
+    return table
+
+
+def test_latest_full_starts_with_the_full_state_as_a_batch_of_its_own(paimon, pk_table):
+    driver = driver_for(paimon, pk_table, maxSnapshotsPerTrigger=5)
+    try:
+        start = driver.initial_offset()
+        assert start.to_json() == {"snapshot": 4, "pendingFull": 3}
+        end = driver.latest_offset(start, max_snapshots=5)
+        assert end.to_json() == {"snapshot": 4, "full": 3}
+        commit(pk_table, 4)
+        driver.tracker.refresh()
+        assert driver.latest_offset(end, max_snapshots=5).to_json() == {"snapshot": 5, "first": 4}
+    finally:
+        driver.close()
+
+
+def test_latest_offset_respects_max_snapshots_end_snapshot_and_available_now(paimon, pk_table):
+    driver = driver_for(paimon, pk_table, startingPosition="earliest", endSnapshot=5)
+    try:
+        for n in (4, 5, 6):
+            commit(pk_table, n)
+        driver.tracker.refresh()
+        start = driver.initial_offset()
+        assert start.to_json() == {"snapshot": 1}
+        assert driver.latest_offset(start, 2).to_json() == {"snapshot": 3, "first": 1}
+        assert driver.latest_offset(start, None).to_json() == {"snapshot": 6, "first": 1}  # end 5
+        at_end = FeedOffset.position(1).after_changes(5)
+        assert driver.latest_offset(at_end, None) == at_end  # nothing after the end snapshot
+    finally:
+        driver.close()
+    driver = driver_for(paimon, pk_table, startingPosition="earliest")
+    try:
+        assert driver.prepare_available_now() == 6
+        commit(pk_table, 7)
+        driver.tracker.refresh()
+        assert driver.latest_offset(FeedOffset.position(1), None).to_json() == {
+            "snapshot": 7,
+            "first": 1,
+        }
+    finally:
+        driver.close()
+
+
+def test_a_journaled_batch_is_planned_identically_again(paimon, pk_table):
+    driver = driver_for(paimon, pk_table, startingPosition="earliest")
+    try:
+        start = driver.initial_offset()
+        end = driver.latest_offset(start, None)
+        first = driver.plan(start, end)
+        again = driver.plan(start, end)
+        assert [g.splits for g in first] == [g.splits for g in again]
+        assert driver.plan(end, end) == []
+    finally:
+        driver.close()
+
+
+def test_batch_zero_is_planned_from_its_end_offset_when_the_start_was_recomputed(paimon, pk_table):
+    """Spark re-asks initialOffset() if the query died before batch 0 committed; the table may
+    have moved on by then, but batch 0 must stay what the offset log says."""
+    options = parse_options(paimon.options(pk_table, includeRowKind="true"))
+    driver = StreamDriver(options)
+    try:
+        journaled_end = driver.latest_offset(driver.initial_offset(), None)  # full state at 3
+        expected = read_all(options, driver.plan(FeedOffset.pending_full(3), journaled_end))
+    finally:
+        driver.close()
+    commit(pk_table, 4)
+    restarted = StreamDriver(options)
+    try:
+        recomputed_start = restarted.initial_offset()
+        assert recomputed_start.to_json() == {"snapshot": 5, "pendingFull": 4}
+        replayed = read_all(options, restarted.plan(recomputed_start, journaled_end))
+        assert changes(replayed) == changes(expected)
+        assert sorted(replayed.column("id").to_pylist()) == [2, 3]  # key 4 (commit 4) absent
+    finally:
+        restarted.close()
+
+
+def test_serialized_splits_read_back_the_rows_of_the_original_splits(paimon, pk_table):
+    options = parse_options(paimon.options(pk_table, includeRowKind="true"))
+    planner = Planner(pk_table, include_row_kind=True)
+    batches = planner.plan_range(1, 3)
+    shipped = read_all(options, pack_splits(pk_table, batches))
+    direct = pa.concat_tables([batch.to_arrow() for batch in batches])
+    assert changes(shipped) == changes(direct) == expected_changes(pk_table, (1, 2, 3))
+
+
+def test_a_batch_read_returns_the_full_state_or_a_bounded_range(paimon, pk_table):
+    full = read_all(*_planned(paimon, pk_table))
+    # commit 3 deleted key 1 and updated key 2; key 3 is new
+    assert sorted((r["id"], r["payload"]) for r in full.to_pylist()) == [(2, "upd-3"), (3, "new-3")]
+    ranged = read_all(*_planned(paimon, pk_table, startingPosition="snapshot:2", endSnapshot=3))
+    assert changes(ranged) == expected_changes(pk_table, (2, 3))
+
+
+def _planned(paimon, table, **extra):
+    options = parse_options(paimon.options(table, includeRowKind="true", **extra))
+    return options, plan_batch(options)
+
+
+def test_a_stored_consumer_checkpoint_is_where_a_new_query_starts(paimon, pk_table):
+    driver = driver_for(paimon, pk_table, consumerId="etl", startingPosition="earliest")
+    try:
+        end = driver.latest_offset(driver.initial_offset(), 2)
+        driver.commit(end)
+    finally:
+        driver.close()
+    path = os.path.join(pk_table.table_path, "consumer", "consumer-etl")
+    with open(path, encoding="utf-8") as handle:
+        assert json.load(handle) == {"nextSnapshot": 3}
+    again = driver_for(paimon, pk_table, consumerId="etl", startingPosition="latest-full")
+    try:
+        assert again.initial_offset().to_json() == {"snapshot": 3}
+    finally:
+        again.close()
+
+
+def test_a_consumer_ahead_of_the_table_is_an_error(paimon, pk_table):
+    os.makedirs(os.path.join(pk_table.table_path, "consumer"), exist_ok=True)
+    with open(os.path.join(pk_table.table_path, "consumer", "consumer-etl"), "w") as handle:
+        handle.write('{"nextSnapshot": 42}')
+    driver = driver_for(paimon, pk_table, consumerId="etl")
+    try:
+        with pytest.raises(CheckpointError, match="consumer etl .* snapshot 42"):
+            driver.initial_offset()
+    finally:
+        driver.close()
+
+
+def test_a_large_append_split_is_cut_into_partitions_that_read_the_same_rows(paimon):
+    table = paimon.create_append_table()
+    for n in range(1, 7):
+        commit(table, n)
+    planner = Planner(table, include_row_kind=True)
+    full = planner.full_batch(6)
+    assert len(full.splits) == 1 and len(full.splits[0].files) == 6
+    options = parse_options(paimon.options(table, includeRowKind="true"))
+    groups = pack_splits(table, [full])
+    assert len(groups) > 1
+    assert changes(read_all(options, groups)) == changes(full.to_arrow())
+
+
+def test_primary_key_splits_stay_whole(paimon, pk_table):
+    planner = Planner(pk_table)
+    full = planner.full_batch(3)
+    groups = pack_splits(pk_table, [full])
+    assert sum(len(group.splits) for group in groups) == len(full.splits)

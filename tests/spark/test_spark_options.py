@@ -1,0 +1,144 @@
+"""Options of the paimon_feed Spark source: parsed typed, and every mistake named."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from paimon_feed.errors import ConfigurationError, InvalidConsumerIdError, InvalidStartError
+from paimon_feed.spark.options import (
+    InvalidOptionError,
+    SourceOptions,
+    UnknownOptionError,
+    parse_options,
+)
+
+BASE = {"warehouse": "/tmp/wh", "table": "db.t"}
+
+
+def lowered(options: dict) -> dict:
+    """Spark hands a Python source its options with lower-cased keys."""
+    return {key.lower(): value for key, value in options.items()}
+
+
+def test_defaults_read_the_full_state_then_changes_with_push():
+    options = parse_options(BASE)
+    assert options == SourceOptions(table="db.t", catalog=(("warehouse", "/tmp/wh"),))
+    assert options.starting_position == "latest-full"
+    assert options.notifier == "auto" and options.push
+    assert options.reconcile_interval == 60.0
+
+
+def test_every_option_is_parsed_from_spark_lower_cased_keys():
+    options = parse_options(
+        lowered(
+            {
+                **BASE,
+                "startingPosition": "snapshot:3",
+                "endSnapshot": "9",
+                "maxSnapshotsPerTrigger": "3",
+                "includeRowKind": "TRUE",
+                "consumerId": "orders-etl",
+                "notifier": "poll",
+                "queueUrl": "http://127.0.0.1:5000/123/q",
+                "reconcileInterval": "500ms",
+                "pollInterval": "2s",
+                "statsPath": "/tmp/stats.json",
+            }
+        )
+    )
+    assert options.starting_position == "snapshot:3"
+    assert options.end_snapshot == 9
+    assert options.max_snapshots_per_trigger == 3
+    assert options.include_row_kind is True
+    assert options.consumer_id == "orders-etl"
+    assert options.notifier == "poll"
+    assert options.queue_url == "http://127.0.0.1:5000/123/q"
+    assert options.reconcile_interval == 0.5
+    assert options.poll_interval == 2.0
+    assert options.stats_path == "/tmp/stats.json"
+
+
+def test_catalog_options_lose_their_prefix_and_get_pypaimon_spelling_back():
+    options = parse_options(
+        lowered(
+            {
+                **BASE,
+                "catalog.fs.s3.endpoint": "http://127.0.0.1:9000",
+                "catalog.fs.s3.accessKeyId": "key",
+                "catalog.some.custom-option": "x",
+            }
+        )
+    )
+    assert options.catalog_options() == {
+        "warehouse": "/tmp/wh",
+        "fs.s3.endpoint": "http://127.0.0.1:9000",
+        "fs.s3.accessKeyId": "key",
+        "some.custom-option": "x",
+    }
+
+
+def test_load_path_names_the_table():
+    assert parse_options({"warehouse": "/tmp/wh", "path": "db.t"}).table == "db.t"
+
+
+def test_unknown_option_is_named_with_a_suggestion():
+    with pytest.raises(UnknownOptionError, match=r"'startingpositon'.*did you mean 'startingPosition'"):
+        parse_options({**BASE, "startingpositon": "latest"})
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "error", "named"),
+    [
+        ("startingPosition", "yesterday", InvalidStartError, "startingPosition"),
+        ("startingPosition", "snapshot:0", InvalidStartError, "startingPosition"),
+        ("endSnapshot", "last", InvalidStartError, "endSnapshot"),
+        ("maxSnapshotsPerTrigger", "0", InvalidOptionError, "maxSnapshotsPerTrigger"),
+        ("maxSnapshotsPerTrigger", "many", InvalidOptionError, "maxSnapshotsPerTrigger"),
+        ("includeRowKind", "maybe", InvalidOptionError, "includeRowKind"),
+        ("consumerId", "../escape", InvalidConsumerIdError, "consumerId"),
+        ("notifier", "kafka", InvalidOptionError, "notifier"),
+        ("reconcileInterval", "0", InvalidOptionError, "reconcileInterval"),
+        ("reconcileInterval", "soon", InvalidOptionError, "reconcileInterval"),
+        ("pollInterval", "-1", InvalidOptionError, "pollInterval"),
+        ("table", "orders", InvalidOptionError, "table"),
+        ("table", "a.b.c", InvalidOptionError, "table"),
+        ("queueUrl", " ", InvalidOptionError, "queueUrl"),
+    ],
+)
+def test_invalid_value_is_rejected_naming_the_option(key, value, error, named):
+    with pytest.raises(error, match=named) as caught:
+        parse_options(lowered({**BASE, key: value}))
+    assert isinstance(caught.value, ConfigurationError)
+
+
+def test_missing_warehouse_is_named():
+    with pytest.raises(InvalidOptionError, match="option warehouse is required"):
+        parse_options({"table": "db.t"})
+
+
+def test_warehouse_given_twice_is_rejected():
+    with pytest.raises(InvalidOptionError, match="catalog.warehouse"):
+        parse_options({**BASE, "catalog.warehouse": "/elsewhere"})
+
+
+def test_missing_pyspark_raises_an_import_error_with_the_install_hint():
+    script = textwrap.dedent(
+        """
+        import sys
+        sys.modules["pyspark"] = None  # as if PySpark were not installed
+        import paimon_feed.spark
+        try:
+            paimon_feed.spark.register(object())
+        except ImportError as exc:
+            print(type(exc).__name__, exc)
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert result.stdout.startswith("SparkNotInstalledError")
+    assert "pip install 'paimon-feed[spark]'" in result.stdout

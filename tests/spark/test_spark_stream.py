@@ -1,0 +1,326 @@
+"""spark.readStream.format("paimon_feed"): AvailableNow, running queries with a concurrent
+writer, restarts from a checkpoint, read limits and the consumer file.
+
+The sink is foreachBatch, recording each micro-batch by its id. Spark's foreachBatch is
+at-least-once per batch id (a batch interrupted by a stop runs again after the restart), so
+the sink keeps one result per id, and checks that a replayed id brought the same rows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+
+import pytest
+
+from spark_support import (
+    WriterThread,
+    commit,
+    delivered_changes,
+    expected_changes,
+    latest_snapshot_id,
+    wait_until,
+)
+
+QUERY_TIMEOUT_S = 180  # bounds a hang only; nothing asserts on durations
+
+
+class BatchSink:
+    """A foreachBatch sink keeping ``batch id -> rows`` (idempotent per batch id)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.batches: dict[int, list[dict]] = {}
+        self.replayed: list[int] = []
+
+    def __call__(self, df, batch_id: int) -> None:
+        rows = [row.asDict() for row in df.collect()]
+        with self._lock:
+            if batch_id in self.batches:
+                self.replayed.append(batch_id)
+                assert _key(self.batches[batch_id]) == _key(rows), (
+                    f"batch {batch_id} was replayed with different rows"
+                )
+            self.batches[batch_id] = rows
+
+    def rows(self) -> list[dict]:
+        with self._lock:
+            return [row for batch_id in sorted(self.batches) for row in self.batches[batch_id]]
+
+    def commits(self) -> list[int]:
+        return sorted(row["commit"] for row in self.rows())
+
+    def commits_by_batch(self) -> list[tuple[int, list[int]]]:
+        with self._lock:
+            return [
+                (batch_id, sorted({row["commit"] for row in rows}))
+                for batch_id, rows in sorted(self.batches.items())
+            ]
+
+
+def _key(rows: list[dict]) -> list:
+    return sorted(tuple(sorted(row.items())) for row in rows)
+
+
+def start_query(spark, options: dict, sink: BatchSink, checkpoint: str, **trigger):
+    return (
+        spark.readStream.format("paimon_feed")
+        .options(**options)
+        .load()
+        .writeStream.foreachBatch(sink)
+        .option("checkpointLocation", checkpoint)
+        .trigger(**trigger)
+        .start()
+    )
+
+
+def run_available_now(spark, options: dict, checkpoint: str) -> tuple[BatchSink, list]:
+    sink = BatchSink()
+    query = start_query(spark, options, sink, checkpoint, availableNow=True)
+    assert query.awaitTermination(QUERY_TIMEOUT_S), "AvailableNow query did not finish"
+    assert query.exception() is None
+    return sink, data_progress(query)
+
+
+def data_progress(query) -> list[tuple[int, dict | None, dict]]:
+    """``(batch id, start offset, end offset)`` of the micro-batches that read data."""
+    progress = []
+    for update in query.recentProgress:
+        source = update.sources[0]
+        if source.endOffset and source.startOffset != source.endOffset:
+            start = json.loads(source.startOffset) if source.startOffset else None
+            progress.append((update.batchId, start, json.loads(source.endOffset)))
+    return sorted({p[0]: p for p in progress}.values())
+
+
+def consumer_next_snapshot(table, consumer_id: str) -> int | None:
+    path = os.path.join(table.table_path, "consumer", f"consumer-{consumer_id}")
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)["nextSnapshot"]
+
+
+@pytest.fixture(params=["append", "primary-key"])
+def table(request, paimon):
+    if request.param == "append":
+        return paimon.create_append_table()
+    return paimon.create_pk_table()
+
+
+# --- Trigger.AvailableNow ---------------------------------------------------------------
+
+
+def test_available_now_delivers_exactly_the_committed_changes_with_row_kinds(
+    spark, paimon, table, tmp_path
+):
+    for n in range(1, 6):
+        commit(table, n)
+    options = paimon.options(table, startingPosition="earliest", includeRowKind="true")
+    sink, _ = run_available_now(spark, options, str(tmp_path / "checkpoint"))
+    assert delivered_changes(sink.rows()) == expected_changes(table, range(1, 6))
+    if table.is_primary_key_table:
+        assert {row["_row_kind"] for row in sink.rows()} == {"+I", "+U", "-D"}
+
+
+def test_available_now_from_latest_full_delivers_the_state_then_nothing_more(
+    spark, paimon, tmp_path
+):
+    table = paimon.create_pk_table()
+    for n in range(1, 5):
+        commit(table, n)
+    sink, progress = run_available_now(spark, paimon.options(table), str(tmp_path / "checkpoint"))
+    state = sorted((row["id"], row["payload"]) for row in sink.rows())
+    assert state == [(3, "upd-4"), (4, "new-4")]  # commit 4 deleted key 2
+    assert [end for _, _, end in progress] == [{"snapshot": 5, "full": 4}]
+
+
+def test_max_snapshots_per_trigger_splits_an_available_now_backlog(spark, paimon, tmp_path):
+    table = paimon.create_append_table()
+    for n in range(1, 11):
+        commit(table, n)
+    options = paimon.options(table, startingPosition="earliest", maxSnapshotsPerTrigger=3)
+    sink, progress = run_available_now(spark, options, str(tmp_path / "checkpoint"))
+    assert [commits for _, commits in sink.commits_by_batch()] == [
+        [1, 2, 3],
+        [4, 5, 6],
+        [7, 8, 9],
+        [10],
+    ]
+    assert [end for _, _, end in progress] == [
+        {"snapshot": 4, "first": 1},
+        {"snapshot": 7, "first": 4},
+        {"snapshot": 10, "first": 7},
+        {"snapshot": 11, "first": 10},
+    ]
+
+
+def test_available_now_stops_at_what_existed_when_it_started(spark, paimon, tmp_path):
+    table = paimon.create_append_table()
+    for n in range(1, 4):
+        commit(table, n)
+    checkpoint = str(tmp_path / "checkpoint")
+    options = paimon.options(table, startingPosition="earliest", maxSnapshotsPerTrigger=1)
+    writer = WriterThread(table, 4, 8, interval=0.05).start()
+    sink, _ = run_available_now(spark, options, checkpoint)
+    writer.join()
+    first_run = sink.commits()
+    # Complete commits only, a prefix of what was written, at least what existed at start.
+    assert first_run == sorted(n for n in range(1, max(first_run) + 1) for _ in range(3))
+    assert max(first_run) >= 3
+    rest, _ = run_available_now(spark, options, checkpoint)
+    assert sorted(first_run + rest.commits()) == [n for n in range(1, 9) for _ in range(3)]
+
+
+# --- running queries --------------------------------------------------------------------
+
+
+def test_a_running_query_delivers_every_concurrent_commit_once_and_in_order(
+    spark, paimon, table, tmp_path
+):
+    sink = BatchSink()
+    # "earliest": every change, even if the writer's first commit beats the query's start
+    # (with the default latest-full, that commit would come as part of a full state instead).
+    options = paimon.options(table, startingPosition="earliest", includeRowKind="true")
+    query = start_query(
+        spark, options, sink, str(tmp_path / "checkpoint"), processingTime="100 milliseconds"
+    )
+    try:
+        writer = WriterThread(table, 1, 12, interval=0.15).start()
+        writer.join()
+        expected = expected_changes(table, range(1, 13))
+        wait_until(
+            lambda: len(sink.rows()) >= len(expected), QUERY_TIMEOUT_S, "all 12 commits"
+        )
+        # Spark posts a batch's progress just after the sink ran.
+        wait_until(
+            lambda: len(data_progress(query)) >= len(sink.batches),
+            QUERY_TIMEOUT_S,
+            "progress of every batch",
+        )
+        progress = data_progress(query)
+    finally:
+        query.stop()
+    assert query.exception() is None
+    assert delivered_changes(sink.rows()) == expected
+
+    batches = sink.commits_by_batch()
+    assert [batch_id for batch_id, _ in batches] == list(range(len(batches)))
+    for (_, earlier), (_, later) in zip(batches, batches[1:]):
+        assert max(earlier) < min(later), f"commits out of order: {batches}"
+
+    # The offsets tile the snapshot ids, and each commit came in the batch covering its snapshot.
+    ends = {batch_id: end for batch_id, _, end in progress}
+    assert sorted(ends) == [batch_id for batch_id, _ in batches]
+    next_snapshot = 1
+    for batch_id, commits in batches:
+        end = ends[batch_id]
+        assert end["first"] == next_snapshot
+        covered = range(end["first"], end["snapshot"])
+        for n, snapshot_id, _ in writer.committed:
+            assert (n in commits) == (snapshot_id in covered)
+        next_snapshot = end["snapshot"]
+
+
+def test_a_restarted_query_loses_and_repeats_nothing(spark, paimon, table, tmp_path):
+    checkpoint = str(tmp_path / "checkpoint")
+    options = paimon.options(
+        table, startingPosition="earliest", includeRowKind="true", maxSnapshotsPerTrigger=2
+    )
+    sink = BatchSink()
+    writer = WriterThread(table, 1, 16, interval=0.1).start()
+    first = start_query(spark, options, sink, checkpoint, processingTime="100 milliseconds")
+    try:
+        wait_until(lambda: len(set(sink.commits())) >= 4, QUERY_TIMEOUT_S, "a first few commits")
+    finally:
+        first.stop()  # the writer keeps committing while the query is down
+    assert first.exception() is None
+    second = start_query(spark, options, sink, checkpoint, processingTime="100 milliseconds")
+    try:
+        writer.join()
+        for n in (17, 18):  # and two more once the restarted query is running
+            commit(table, n)
+        expected = expected_changes(table, range(1, 19))
+        wait_until(lambda: len(sink.rows()) >= len(expected), QUERY_TIMEOUT_S, "all commits")
+    finally:
+        second.stop()
+    assert second.exception() is None
+    assert delivered_changes(sink.rows()) == expected
+
+
+# --- consumer checkpoints ---------------------------------------------------------------
+
+
+def test_commits_advance_the_paimon_consumer_file(spark, paimon, tmp_path):
+    table = paimon.create_append_table()
+    for n in range(1, 11):
+        commit(table, n)
+    options = paimon.options(
+        table, startingPosition="earliest", maxSnapshotsPerTrigger=3, consumerId="to-delta"
+    )
+    _, progress = run_available_now(spark, options, str(tmp_path / "checkpoint"))
+    ends = [end["snapshot"] for _, _, end in progress]
+    assert ends == [4, 7, 10, 11]
+    # Spark commits a batch to its source when it plans the next one, so the consumer file
+    # trails the query by at most one micro-batch, never leads it.
+    assert consumer_next_snapshot(table, "to-delta") in ends[-2:]
+
+
+def test_a_new_query_resumes_from_the_consumer_file_not_the_starting_position(
+    spark, paimon, tmp_path
+):
+    table = paimon.create_append_table()
+    for n in range(1, 7):
+        commit(table, n)
+    options = paimon.options(
+        table, startingPosition="earliest", maxSnapshotsPerTrigger=2, consumerId="etl"
+    )
+    run_available_now(spark, options, str(tmp_path / "first"))
+    resume_at = consumer_next_snapshot(table, "etl")
+    assert resume_at is not None and resume_at <= latest_snapshot_id(table) + 1
+    # A new checkpoint location (a new query) with the same consumer id.
+    sink, progress = run_available_now(spark, options, str(tmp_path / "second"))
+    assert sink.commits() == [n for n in range(resume_at, 7) for _ in range(3)]
+    assert progress[0][2]["first"] == resume_at
+
+
+# --- push: triggers are answered from memory ----------------------------------------------
+
+
+def test_an_idle_running_query_answers_triggers_from_memory(spark, paimon, tmp_path):
+    table = paimon.create_append_table()
+    commit(table, 1)
+    stats_path = tmp_path / "stats.json"
+
+    def stats() -> dict:
+        return json.loads(stats_path.read_text()) if stats_path.exists() else {}
+
+    options = paimon.options(
+        table, startingPosition="earliest", statsPath=stats_path, reconcileInterval="1h"
+    )
+    sink = BatchSink()
+    query = start_query(
+        spark, options, sink, str(tmp_path / "checkpoint"), processingTime="0 seconds"
+    )
+    try:
+        wait_until(lambda: sink.commits() == [1, 1, 1], QUERY_TIMEOUT_S, "commit 1")
+        seen = stats().get("latest_calls", 0)
+        # A few idle triggers later, everything batch 0 needed from storage is behind us.
+        wait_until(lambda: stats()["latest_calls"] >= seen + 20, QUERY_TIMEOUT_S, "idle triggers")
+        idle_from = stats()
+        wait_until(
+            lambda: stats()["latest_calls"] >= idle_from["latest_calls"] + 100,
+            QUERY_TIMEOUT_S,
+            "100 more idle triggers",
+        )
+        idle_to = stats()
+        assert idle_to["storage_calls"] == idle_from["storage_calls"]
+        assert idle_from["notifier"] == "local" and idle_from["push_healthy"]
+
+        commit(table, 2)
+        wait_until(lambda: sink.commits() == [1, 1, 1, 2, 2, 2], QUERY_TIMEOUT_S, "commit 2")
+        wait_until(lambda: stats()["hints"].get("local", 0) >= 1, QUERY_TIMEOUT_S, "the hint")
+    finally:
+        query.stop()
+    assert query.exception() is None

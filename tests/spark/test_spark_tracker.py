@@ -1,0 +1,112 @@
+"""SnapshotTracker: the driver answers "what is latest?" from memory, woken by push."""
+
+from __future__ import annotations
+
+import pytest
+
+from paimon_feed.planner._pypaimon import table_url
+from paimon_feed.spark.tracker import SnapshotTracker, StorageCounter
+from spark_support import commit, wait_until
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def tracker_for(table, **kwargs) -> SnapshotTracker:
+    counter = StorageCounter()
+    counter.instrument(table.file_io)
+    tracker = SnapshotTracker(table, table_url(table), counter=counter, **kwargs)
+    tracker.start()
+    return tracker
+
+
+@pytest.fixture
+def table(paimon):
+    return paimon.create_append_table()
+
+
+def test_idle_table_costs_no_storage_call_between_safety_checks(table):
+    commit(table, 1)
+    tracker = tracker_for(table, notifier="local", reconcile_interval=60.0)
+    try:
+        assert tracker.latest() == 1
+        before = tracker.counter.total
+        for _ in range(500):
+            assert tracker.latest() == 1
+        assert tracker.counter.total == before
+    finally:
+        tracker.close()
+
+
+def test_a_commit_wakes_the_tracker_which_then_finds_it_in_storage(table):
+    tracker = tracker_for(table, notifier="local", reconcile_interval=3600.0)
+    try:
+        assert tracker.latest() is None
+        for n in (1, 2, 3):
+            commit(table, n)
+        wait_until(lambda: tracker.latest() == 3, 30, "the tracker to see snapshot 3")
+        assert tracker.stats()["hints"].get("local", 0) >= 1
+    finally:
+        tracker.close()
+
+
+def test_the_safety_check_finds_a_snapshot_no_hint_announced(table):
+    clock = FakeClock()
+    # The polling notifier with an hour's interval stays healthy and never hints in this test,
+    # so only the reconcile interval can find the commit.
+    tracker = tracker_for(
+        table, notifier="poll", poll_interval=3600.0, reconcile_interval=60.0, clock=clock
+    )
+    try:
+        commit(table, 1)
+        assert tracker.latest() is None
+        clock.now += 59.0
+        assert tracker.latest() is None
+        clock.now += 1.0
+        assert tracker.latest() == 1
+    finally:
+        tracker.close()
+
+
+def test_without_push_every_question_checks_storage(table):
+    commit(table, 1)
+    tracker = tracker_for(table, notifier="storage-per-trigger")
+    try:
+        before = tracker.counter.total
+        for _ in range(10):
+            assert tracker.latest() == 1
+        assert tracker.counter.total - before == 10  # one existence check of snapshot-2 each
+    finally:
+        tracker.close()
+
+
+def test_a_stopped_notifier_falls_back_to_polling_at_the_poll_interval(table):
+    clock = FakeClock()
+    tracker = tracker_for(
+        table, notifier="local", poll_interval=1.0, reconcile_interval=3600.0, clock=clock
+    )
+    try:
+        tracker._notifier.close()  # the push source is gone
+        assert not tracker.push_healthy
+        commit(table, 1)
+        clock.now += 1.0
+        assert tracker.latest() == 1
+    finally:
+        tracker.close()
+
+
+def test_probing_follows_the_contiguous_run_of_snapshots(table):
+    tracker = tracker_for(table, notifier="storage-per-trigger")
+    try:
+        for n in range(1, 6):
+            commit(table, n)
+        before = tracker.stats()["snapshot_probes"]
+        assert tracker.latest() == 5
+        assert tracker.stats()["snapshot_probes"] - before == 6  # 1..5 found, 6 missing
+    finally:
+        tracker.close()
