@@ -376,6 +376,7 @@ class ChangeFeed:
             next_id = await self._first_batch(self._position)
             check_expiry = True
             detected_at = None
+            hinted = None
             while True:
                 if self._end is not None and next_id > self._end:
                     logger.info("feed for %s reached end snapshot %d", self.table_name, self._end)
@@ -387,18 +388,27 @@ class ChangeFeed:
                 if early.hinted:
                     self._hints.update(early.sources)
                     detected_at = detected_at or early.detected_at
-                planned = await self._plan_round(next_id, check_expiry, detected_at)
+                    hinted = max(hinted or 0, early.max_snapshot_id or 0) or None
+                if hinted is not None and hinted < next_id:
+                    hinted = None  # a stale hint says nothing about what is new
+                planned = await self._plan_round(next_id, check_expiry, detected_at, hinted)
                 for batch in planned.batches:
                     await self._publish(batch)
                 next_id = planned.next_snapshot_id
                 if self._end is not None and next_id > self._end:
                     continue
                 if planned.more:
-                    check_expiry, detected_at = True, None  # maybe behind: plan again now
+                    detected_at = None
+                    if hinted is not None and next_id > hinted:
+                        # The hinted snapshot is out; probe for more without an expiry check.
+                        check_expiry, hinted = False, None
+                    else:
+                        check_expiry = True  # the limit or an error cut the round: maybe behind
                     continue
                 wake = await self._wait(next_id)
                 detected_at = wake.detected_at
-                check_expiry = wake.max_snapshot_id is not None and wake.max_snapshot_id >= next_id
+                hinted = wake.max_snapshot_id
+                check_expiry = hinted is not None and hinted >= next_id
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -453,7 +463,9 @@ class ChangeFeed:
             await self._publish(await self._storage(lambda: self._planner.full_batch(full_id)))
         return position.next_snapshot_id
 
-    async def _plan_round(self, next_id: int, check_expiry: bool, detected_at: float | None) -> Planned:
+    async def _plan_round(
+        self, next_id: int, check_expiry: bool, detected_at: float | None, hinted: int | None
+    ) -> Planned:
         try:
             return await self._storage(
                 lambda: self._planner.next_batches(
@@ -462,6 +474,7 @@ class ChangeFeed:
                     end=self._end,
                     check_expiry=check_expiry,
                     detected_at=detected_at,
+                    hinted_snapshot_id=hinted,
                 )
             )
         except SnapshotExpiredError as exc:

@@ -30,6 +30,23 @@ __all__ = [
 ]
 
 
+def read_snapshot(snapshot_manager: Any, snapshot_id: int) -> Any:
+    """Snapshot ``snapshot_id``, or ``None`` if its file does not exist.
+
+    One read instead of pypaimon's existence check plus read: on S3 an existence check of a
+    missing key is a HEAD and a LIST, a read is one HEAD (missing) or a HEAD and a GET.
+    """
+    from pypaimon.common.json_util import JSON
+    from pypaimon.snapshot.snapshot import Snapshot
+
+    path = snapshot_manager.get_snapshot_path(snapshot_id)
+    try:
+        text = snapshot_manager.file_io.read_file_utf8(path)
+    except FileNotFoundError:
+        return None
+    return JSON.from_json(text, Snapshot)
+
+
 def table_name(table: Any) -> str:
     """``db.table`` of a pypaimon table."""
     return table.identifier.get_full_name()

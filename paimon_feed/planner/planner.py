@@ -134,9 +134,7 @@ class Planner:
 
     def _get_snapshot(self, snapshot_id: int):
         try:
-            return self._snapshots.get_snapshot_by_id(snapshot_id)
-        except FileNotFoundError:
-            return None  # expired between the existence check and the read
+            return _pypaimon.read_snapshot(self._snapshots, snapshot_id)
         except Exception as exc:  # pypaimon raises plain OSError/ValueError from storage
             raise StorageError(
                 f"table {self.table_name}: cannot read snapshot {snapshot_id}: {exc}"
@@ -261,6 +259,7 @@ class Planner:
         end: int | None = None,
         check_expiry: bool = False,
         detected_at: float | None = None,
+        hinted_snapshot_id: int | None = None,
     ) -> Planned:
         """Plan up to ``limit`` batches starting at ``next_snapshot_id``.
 
@@ -269,6 +268,11 @@ class Planner:
         waiting range is planned as one ``catch-up`` batch. With ``check_expiry``, a missing
         ``next_snapshot_id`` is checked against the retained range and raises
         :class:`SnapshotExpiredError` if it was expired.
+
+        ``hinted_snapshot_id`` is the newest snapshot a notifier reported. It only saves
+        requests: no look-ahead probe when the hint says the consumer is not far behind, and
+        the round returns (with ``more=True``) once the hinted snapshot is planned, so its batch
+        is handed over before the next snapshot is probed.
         """
         if limit < 1:
             raise ConfigurationError(f"limit must be >= 1, got {limit}")
@@ -284,7 +288,7 @@ class Planner:
                     if check_expiry and position == next_snapshot_id:
                         self.check_not_expired(position)
                     break
-                if not batches and self._far_behind(position, end):
+                if not batches and self._far_behind(position, end, hinted_snapshot_id):
                     batch = self._catch_up(covered_from, snapshot, end, detected)
                     if batch is not None:
                         return Planned((batch,), batch.snapshot_id + 1)
@@ -299,6 +303,8 @@ class Planner:
                 logger.debug("table %s: planning stopped at snapshot %d: %s", self.table_name, position, exc)
                 return Planned(tuple(batches), covered_from, more=True)
             position += 1
+            if batches and hinted_snapshot_id is not None and position > hinted_snapshot_id:
+                return Planned(tuple(batches), position, more=True)
         return Planned(tuple(batches), position, more=len(batches) >= limit)
 
     @_storage_boundary
@@ -325,9 +331,9 @@ class Planner:
                 covered_from = snapshot_id + 1
         return batches
 
-    def _far_behind(self, position: int, end: int | None) -> bool:
+    def _far_behind(self, position: int, end: int | None, hinted: int | None) -> bool:
         ahead = position + self.catch_up_threshold
-        if end is not None and ahead > end:
+        if (end is not None and ahead > end) or (hinted is not None and hinted < ahead):
             return False
         return self.file_io.exists(self._snapshots.get_snapshot_path(ahead))
 

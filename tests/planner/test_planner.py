@@ -90,7 +90,7 @@ def test_next_batches_respects_limit_and_end(append_table):
     assert [b.snapshot_id for b in bounded.batches] == [5, 6] and bounded.next_snapshot_id == 7
 
 
-def test_an_idle_check_costs_one_existence_check(append_table):
+def test_an_idle_check_costs_one_storage_call(append_table):
     commit(append_table, 0)
     planner = Planner(append_table)
 
@@ -110,7 +110,7 @@ def test_an_idle_check_costs_one_existence_check(append_table):
     planner._snapshots.file_io = Counting()
     planned = planner.next_batches(2, limit=8)
     assert planned.batches == () and planned.next_snapshot_id == 2
-    assert calls == ["exists"]
+    assert calls == ["read_file_utf8"]  # one read, not an existence check and a read
 
 
 def test_expiry_is_detected_only_when_asked_and_names_the_snapshot(append_table):
@@ -143,3 +143,30 @@ def test_resolve_start(append_table):
         planner.resolve_start("snapshot:3", end=1)
     assert planner.resolve_start("time:-1h").next_snapshot_id == 1
     assert planner.resolve_start("time:2100-01-01").next_snapshot_id == 4
+
+
+def test_a_hint_saves_the_look_ahead_probe_and_hands_its_batch_over_first(append_table):
+    for n in range(3):
+        commit(append_table, n)
+    planner = Planner(append_table, catch_up_threshold=1)
+    calls = []
+    inner = append_table.file_io
+
+    class Counting:
+        def __getattr__(self, name):
+            attribute = getattr(inner, name)
+            if callable(attribute):
+                def counted(*args, **kwargs):
+                    calls.append((name, args[0].rsplit("/", 1)[-1]))
+                    return attribute(*args, **kwargs)
+                return counted
+            return attribute
+
+    planner._snapshots.file_io = Counting()
+    planned = planner.next_batches(2, limit=8, hinted_snapshot_id=2)
+    assert [b.snapshot_id for b in planned.batches] == [2]
+    assert planned.more and planned.next_snapshot_id == 3
+    snapshot_calls = [c for c in calls if c[1].startswith("snapshot-")]
+    assert snapshot_calls == [("read_file_utf8", "snapshot-2")]  # no probe of 3, none of 2 + 1
+    # without the hint, the same round probes ahead and plans the rest as a catch-up
+    assert [b.kind for b in Planner(append_table, catch_up_threshold=1).next_batches(2, limit=8).batches] == ["catch-up"]
