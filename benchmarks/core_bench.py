@@ -168,6 +168,19 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
 
 
+def arrivals(received: dict[int, float], first: int, last: int) -> tuple[dict[int, float], int]:
+    """When each snapshot reached the consumer (a batch covering several delivers each of them
+    when it arrives), and how many never did."""
+    arrival, pending = {}, []
+    for snapshot_id in range(first, last + 1):
+        pending.append(snapshot_id)
+        if snapshot_id in received:
+            for waiting in pending:
+                arrival[waiting] = received[snapshot_id]
+            pending = []
+    return arrival, len(pending)
+
+
 def measure_latency_and_idle(commits: int, idle_seconds: float) -> dict:
     warehouse = tempfile.mkdtemp(prefix="paimon-feed-bench-")
     table = open_table(warehouse)
@@ -201,20 +214,13 @@ def measure_latency_and_idle(commits: int, idle_seconds: float) -> dict:
         with open(outs[mode]) as handle:
             raw = json.load(handle)
         received = {int(k): v for k, v in raw["received"].items()}
-        # A batch that covers several snapshots delivers each of them when it arrives.
-        arrival, pending = {}, []
-        for snapshot_id in range(first, last + 1):
-            pending.append(snapshot_id)
-            if snapshot_id in received:
-                for waiting in pending:
-                    arrival[waiting] = received[snapshot_id]
-                pending = []
+        arrival, missing = arrivals(received, first, last)
         from_visible = [1000 * (arrival[s] - visible[s]) for s in arrival]
         from_commit = [1000 * (arrival[s] - committed[s]) for s in arrival]
         results[mode] = {
             "label": LABELS[mode],
             "snapshots": len(arrival),
-            "missing": len(pending),
+            "missing": missing,
             "latency_ms_from_visible": from_visible,
             "latency_ms_from_commit": from_commit,
             "p50_ms": statistics.median(from_visible),

@@ -59,7 +59,7 @@ PAYLOADS = os.path.join(ROOT, "tests", "notifiers", "payloads", "s3_direct_commi
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
-from core_bench import CountingFileIO, percentile  # noqa: E402
+from core_bench import CountingFileIO, arrivals, percentile  # noqa: E402
 from s3_support import MotoServer, s3_catalog_options, start_moto_server  # noqa: E402
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("payload", pa.string())])
@@ -265,18 +265,6 @@ def _event_times(bodies: list[dict]) -> dict[int, float]:
     return times
 
 
-def _arrivals(received: dict[int, float], first: int, last: int) -> tuple[dict[int, float], int]:
-    """A batch that covers several snapshots delivers each of them when it arrives."""
-    arrival, pending = {}, []
-    for snapshot_id in range(first, last + 1):
-        pending.append(snapshot_id)
-        if snapshot_id in received:
-            for waiting in pending:
-                arrival[waiting] = received[snapshot_id]
-            pending = []
-    return arrival, len(pending)
-
-
 def _stages(stages: dict, received: dict[int, float], visible: dict[int, float]) -> dict:
     """Where a pushed snapshot's latency goes: visible -> hint parsed (SQS), hint -> batch
     planned (reading the snapshot and manifests from S3), planned -> in the consumer's hands."""
@@ -375,7 +363,7 @@ def measure_latency_and_idle(server: MotoServer, commits: int, idle_seconds: flo
         with open(outs[mode]) as handle:
             raw[mode] = json.load(handle)
         received = {int(k): v for k, v in raw[mode]["received"].items()}
-        arrival, missing = _arrivals(received, first, last)
+        arrival, missing = arrivals(received, first, last)
         from_visible = [1000 * (arrival[s] - visible[s]) for s in arrival if s in visible]
         from_commit = [1000 * (arrival[s] - committed[s]) for s in arrival]
         results["modes"][mode] = {
