@@ -23,7 +23,6 @@ import asyncio
 import json
 import os
 import random
-import resource
 import signal
 import subprocess
 import sys
