@@ -19,6 +19,16 @@ __all__ = ["PollingNotifier"]
 logger = logging.getLogger(__name__)
 
 
+def _present(file_io, path: str) -> bool:
+    """Whether ``path`` exists, by reading it: on S3 a missing key's read is one HEAD, while an
+    existence check is a HEAD and a LIST (snapshot files are small)."""
+    try:
+        file_io.read_file_utf8(path)
+    except FileNotFoundError:
+        return False
+    return True
+
+
 class PollingNotifier(Notifier):
     """Probe ``snapshot-{next}`` for each subscribed feed, with adaptive backoff.
 
@@ -96,7 +106,7 @@ class PollingNotifier(Notifier):
             path = f"{root}/snapshot/snapshot-{snapshot_id}"
             try:
                 self.probes += 1
-                found = await asyncio.to_thread(subscription.file_io.exists, path)
+                found = await asyncio.to_thread(_present, subscription.file_io, path)
             except Exception as exc:  # storage hiccup: the feed's reconcile still runs
                 logger.warning("poll of %s failed: %s", path, exc)
                 found = False

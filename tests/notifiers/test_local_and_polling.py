@@ -71,9 +71,9 @@ def test_polling_notifier_probes_only_the_expected_snapshot_and_backs_off(append
         def __init__(self, inner):
             self.inner, self.paths = inner, []
 
-        def exists(self, path):
+        def read_file_utf8(self, path):
             self.paths.append(path)
-            return self.inner.exists(path)
+            return self.inner.read_file_utf8(path)
 
     io = CountingIO(append_table.file_io)
 
