@@ -11,8 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
-import sys
 import threading
 import time
 from typing import Any, Callable
@@ -23,6 +21,7 @@ from botocore.config import Config
 from s3_support import MotoServer, S3Queue, s3_catalog_options
 from support import tables
 from support.feeds import Delivered
+from support.fixtures import WriterProcess
 
 from paimon_feed.notifiers.sqs import SqsNotifier
 
@@ -127,32 +126,17 @@ class Follower:
             await asyncio.sleep(0.05)
 
 
-class S3WriterProcess:
+class S3WriterProcess(WriterProcess):
     """A writer committing to an ``s3://`` table from another process while a test consumes."""
 
     def __init__(
         self, catalog_options: dict[str, str], table_name: str, first: int, last: int,
         interval: float = 0.0,
     ) -> None:
-        self.process = subprocess.Popen(
-            [
-                sys.executable, WRITER, json.dumps(catalog_options), table_name,
-                str(first), str(last), str(interval),
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        super().__init__(WRITER, json.dumps(catalog_options), table_name, first, last, interval)
 
-    def wait(self, timeout: float = 180) -> None:
-        out, err = self.process.communicate(timeout=timeout)
-        assert self.process.returncode == 0, f"writer failed: {err[-2000:]}"
-        assert "done" in out
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
+    def wait(self, timeout: float = 180) -> None:  # commits to moto are slower than local ones
+        super().wait(timeout)
 
 
 class QueueRelay:

@@ -41,11 +41,12 @@ def any_table(request, cat):
 
 
 class WriterProcess:
-    """A writer committing in another process while the test consumes."""
+    """A writer script committing in another process while the test consumes; it prints
+    ``done`` when it has committed everything."""
 
-    def __init__(self, warehouse: str, table_name: str, first: int, last: int, interval: float):
+    def __init__(self, script: str, *args: object):
         self.process = subprocess.Popen(
-            [sys.executable, WRITER, warehouse, table_name, str(first), str(last), str(interval)],
+            [sys.executable, script, *(str(arg) for arg in args)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -67,7 +68,7 @@ def start_writer(warehouse):
     started: list[WriterProcess] = []
 
     def start(table, first: int, last: int, interval: float = 0.01) -> WriterProcess:
-        writer = WriterProcess(warehouse, table.identifier.get_full_name(), first, last, interval)
+        writer = WriterProcess(WRITER, warehouse, table.identifier.get_full_name(), first, last, interval)
         started.append(writer)
         return writer
 
