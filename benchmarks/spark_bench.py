@@ -7,9 +7,13 @@
    (a) by pypaimon directly (``to_arrow`` of a full scan, its default batch size and the batch
    size the source uses), (b) by a ``Trigger.AvailableNow`` query through the source into
    Spark's ``noop`` sink, from ``start()`` to termination (query start-up included; the time
-   inside micro-batches, from Spark's progress reports, is given separately), and (c),
-   for context, by Spark's own Parquet reader over the same data files (a batch ``noop``
-   write). Median of ``--repeats`` runs after one warm-up run each; Spark runs ``local[2]``.
+   inside micro-batches, from Spark's progress reports, is given separately), (c) by a batch
+   read through the source (``spark.read``), and, for context, the two ceilings a Spark read
+   of these rows can reach here: (d) a do-nothing Python data source that yields the same
+   files' Arrow batches straight from pyarrow (the cost of Spark's Python data source path
+   itself) and (e) Spark's own Parquet reader over the same data files. Every Spark read ends
+   in the ``noop`` sink. Median of ``--repeats`` runs after one warm-up run each; Spark runs
+   ``local[2]``.
 2. Commit-to-micro-batch latency. A query with ``processingTime="0 seconds"`` follows a second
    table while a writer commits at random intervals (0.2-0.6 s); latency runs from the moment
    a snapshot file became visible (its mtime) to the moment the foreachBatch sink is called
@@ -55,6 +59,7 @@ WIDE = pa.schema(
         ("ts", pa.timestamp("us")),
     ]
 )
+WIDE_DDL = "id bigint not null, commit bigint, payload string, value double, ts timestamp_ntz"
 SMALL = pa.schema([pa.field("id", pa.int64(), nullable=False), ("commit", pa.int64())])
 WARM_UP_COMMITS = 3
 MODES = {
@@ -141,6 +146,46 @@ def wait_for(condition, timeout: float, what: str) -> None:
         time.sleep(0.05)
 
 
+class ArrowFilesSource:
+    """The ceiling of Spark's Python data source path: a source that does nothing but yield
+    the Arrow batches pyarrow reads from the table's Parquet files (no Paimon planning,
+    merging or schema work), registered as ``arrow_files``. Built lazily so the module imports
+    without PySpark."""
+
+    @staticmethod
+    def register(spark, schema_ddl: str) -> None:
+        from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+        class Reader(DataSourceReader):
+            def __init__(self, options):
+                self.files = options["files"].split(",")
+                self.partitions_count = int(options["partitions"])
+                self.batch_rows = int(options["batchRows"])
+
+            def partitions(self):
+                count = self.partitions_count
+                return [InputPartition(self.files[i::count]) for i in range(count)]
+
+            def read(self, partition):
+                import pyarrow.parquet as pq
+
+                for path in partition.value:
+                    yield from pq.ParquetFile(path).iter_batches(batch_size=self.batch_rows)
+
+        class Source(DataSource):
+            @classmethod
+            def name(cls):
+                return "arrow_files"
+
+            def schema(self):
+                return schema_ddl
+
+            def reader(self, schema):
+                return Reader(self.options)
+
+        spark.dataSource.register(Source)
+
+
 # --- 1. throughput --------------------------------------------------------------------------------
 
 
@@ -188,7 +233,21 @@ def measure_throughput(spark, warehouse: str, table, rows: int, repeats: int, wo
     source_runs = timed(spark_available_now, repeats)
     trigger_seconds = trigger_seconds[1:]  # drop the warm-up run
 
+    def source_batch():
+        reader = spark.read.format("paimon_feed").option("warehouse", warehouse)
+        reader.option("table", "db.wide").load().write.format("noop").mode("overwrite").save()
+
+    batch_runs = timed(source_batch, repeats)
+
     files = glob.glob(os.path.join(warehouse, "db.db", "wide", "bucket-*", "*.parquet"))
+    ArrowFilesSource.register(spark, WIDE_DDL)
+
+    def arrow_files():
+        reader = spark.read.format("arrow_files").option("files", ",".join(files))
+        reader = reader.option("partitions", "2").option("batchRows", str(READ_BATCH_ROWS))
+        reader.load().write.format("noop").mode("overwrite").save()
+
+    ceiling_runs = timed(arrow_files, repeats)
 
     def spark_parquet():
         spark.read.parquet(*files).write.format("noop").mode("overwrite").save()
@@ -207,14 +266,22 @@ def measure_throughput(spark, warehouse: str, table, rows: int, repeats: int, wo
         "pypaimon_to_arrow_batch_65536_rows_per_s": rate(pypaimon_batched),
         "source_available_now_rows_per_s": rate(source_runs),
         "source_micro_batches_only_rows_per_s": rate(trigger_seconds),
+        "source_batch_read_rows_per_s": rate(batch_runs),
+        "python_data_source_ceiling_rows_per_s": rate(ceiling_runs),
         "spark_native_parquet_rows_per_s": rate(parquet_runs),
         "source_vs_best_pypaimon": rate(source_runs) / best_pypaimon,
+        "source_micro_batches_vs_best_pypaimon": rate(trigger_seconds) / best_pypaimon,
+        "source_batch_vs_python_data_source_ceiling": rate(batch_runs) / rate(ceiling_runs),
+        "python_data_source_ceiling_vs_best_pypaimon": rate(ceiling_runs) / best_pypaimon,
+        "spark_native_parquet_vs_best_pypaimon": rate(parquet_runs) / best_pypaimon,
         "source_vs_spark_native_parquet": rate(source_runs) / rate(parquet_runs),
         "seconds": {
             "pypaimon_default": pypaimon_default,
             "pypaimon_batch_65536": pypaimon_batched,
             "source_available_now": source_runs,
             "source_micro_batches_only": trigger_seconds,
+            "source_batch_read": batch_runs,
+            "python_data_source_ceiling": ceiling_runs,
             "spark_native_parquet": parquet_runs,
         },
     }
@@ -365,11 +432,19 @@ def print_report(results: dict) -> None:
         ("pypaimon to_arrow (read.batch-size=65536)", "pypaimon_to_arrow_batch_65536_rows_per_s"),
         ("paimon_feed source, AvailableNow -> noop (incl. start-up)", "source_available_now_rows_per_s"),
         ("  the same, micro-batch execution only", "source_micro_batches_only_rows_per_s"),
-        ("Spark's own Parquet reader, same files -> noop", "spark_native_parquet_rows_per_s"),
+        ("paimon_feed source, batch read (spark.read) -> noop", "source_batch_read_rows_per_s"),
+        ("ceiling: do-nothing Python source, same Arrow -> noop", "python_data_source_ceiling_rows_per_s"),
+        ("ceiling: Spark's own Parquet reader, same files -> noop", "spark_native_parquet_rows_per_s"),
     ):
         print(f"  {label:<56}{t[key]:>14,.0f}")
-    print(f"  source / best pypaimon: {t['source_vs_best_pypaimon']:.2f}x   "
-          f"source / Spark Parquet: {t['source_vs_spark_native_parquet']:.2f}x")
+    print(
+        f"  vs best pypaimon: source AvailableNow {t['source_vs_best_pypaimon']:.2f}x, "
+        f"its micro-batches {t['source_micro_batches_vs_best_pypaimon']:.2f}x, "
+        f"do-nothing Python source {t['python_data_source_ceiling_vs_best_pypaimon']:.2f}x, "
+        f"Spark Parquet {t['spark_native_parquet_vs_best_pypaimon']:.2f}x"
+    )
+    print(f"  source batch read / do-nothing Python source: "
+          f"{t['source_batch_vs_python_data_source_ceiling']:.2f}x")
     print()
     print("Commit-to-micro-batch latency (processingTime='0 seconds') and idle storage calls")
     print(f"  {'source mode':<40}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}{'storage/idle min':>18}{'triggers/min':>14}")

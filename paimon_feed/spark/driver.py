@@ -14,6 +14,7 @@ restarted query re-reads a journaled batch identically.
 
 from __future__ import annotations
 
+import math
 import logging
 import time
 from dataclasses import dataclass
@@ -33,7 +34,12 @@ from paimon_feed.notifiers import create_notifier
 from paimon_feed.planner import Planner
 from paimon_feed.planner import _pypaimon
 from paimon_feed.spark.offsets import FeedOffset
-from paimon_feed.spark.options import InvalidOptionError, SourceOptions
+from paimon_feed.spark.options import (
+    DEFAULT_MAX_PARTITION_BYTES,
+    DEFAULT_MIN_PARTITIONS,
+    InvalidOptionError,
+    SourceOptions,
+)
 from paimon_feed.spark.tracker import SnapshotTracker, StorageCounter
 from paimon_feed.tables import open_table
 
@@ -45,21 +51,15 @@ __all__ = [
     "plan_batch",
     "pack_splits",
     "read_splits",
-    "TARGET_PARTITION_BYTES",
     "OPEN_COST_BYTES",
-    "MIN_PARTITIONS",
     "READ_BATCH_ROWS",
 ]
 
 logger = logging.getLogger(__name__)
 
-#: Splits are packed into Spark partitions the way Spark packs files: up to this many bytes
-#: per partition, each data file counted as at least ``OPEN_COST_BYTES``, and smaller
-#: partitions for small batches so that ``MIN_PARTITIONS`` tasks share them (Spark divides by
-#: its default parallelism, which a Python source cannot see).
-TARGET_PARTITION_BYTES = 128 * 1024 * 1024
+#: Each data file weighs at least this much when splits are packed into partitions (Spark's
+#: ``spark.sql.files.openCostInBytes``), so many small files do not pile into one task.
 OPEN_COST_BYTES = 4 * 1024 * 1024
-MIN_PARTITIONS = 8
 #: Rows per Arrow batch handed to Spark (pypaimon's default, 1024, makes per-batch overhead
 #: dominate); a table's own ``read.batch-size`` wins.
 READ_BATCH_ROWS = 65536
@@ -117,15 +117,22 @@ def _weight(split: Any) -> int:
     return sum(max(f.file_size, OPEN_COST_BYTES) for f in split.files)
 
 
-def pack_splits(table: Any, batches: Sequence[FeedBatch]) -> list[SplitGroup]:
+def pack_splits(
+    table: Any,
+    batches: Sequence[FeedBatch],
+    *,
+    min_partitions: int = DEFAULT_MIN_PARTITIONS,
+    max_partition_bytes: int = DEFAULT_MAX_PARTITION_BYTES,
+) -> list[SplitGroup]:
     """Serialize the batches' splits and pack them, in snapshot order, into partitions.
 
-    Sized the way Spark sizes file partitions: at most ``TARGET_PARTITION_BYTES`` each, less
-    for small batches so at least ``MIN_PARTITIONS`` tasks share the work; large append-table
-    splits are cut so their files are read in parallel.
+    Sized the way Spark sizes file partitions: at most ``max_partition_bytes`` each, less for
+    small batches so that ``min_partitions`` tasks share the work (Spark divides by its default
+    parallelism, which a Python source cannot see); large append-table splits are cut so their
+    files are read in parallel. Primary-key splits stay whole (they are merged on read).
     """
     total = sum(_weight(split) for batch in batches for split in batch.splits)
-    max_bytes = min(TARGET_PARTITION_BYTES, max(OPEN_COST_BYTES, total // MIN_PARTITIONS))
+    max_bytes = min(max_partition_bytes, max(OPEN_COST_BYTES, math.ceil(total / min_partitions)))
     groups: list[SplitGroup] = []
     current: list[bytes] = []
     first = last = None
@@ -153,6 +160,15 @@ def pack_splits(table: Any, batches: Sequence[FeedBatch]) -> list[SplitGroup]:
     return groups
 
 
+def _pack(options: SourceOptions, table: Any, batches: Sequence[FeedBatch]) -> list[SplitGroup]:
+    return pack_splits(
+        table,
+        batches,
+        min_partitions=options.min_partitions,
+        max_partition_bytes=options.max_partition_bytes,
+    )
+
+
 def plan_batch(options: SourceOptions) -> list[SplitGroup]:
     """Plan a bounded read: the full state (``latest-full``, the default) or a snapshot range.
 
@@ -165,7 +181,7 @@ def plan_batch(options: SourceOptions) -> list[SplitGroup]:
     if resolution is None:
         return []
     if resolution.full_snapshot_id is not None:
-        return pack_splits(table, [planner.full_batch(resolution.full_snapshot_id)])
+        return _pack(options, table, [planner.full_batch(resolution.full_snapshot_id)])
     latest = planner.latest_snapshot_id()
     last = options.end_snapshot if options.end_snapshot is not None else latest
     if options.end_snapshot is not None and (latest is None or options.end_snapshot > latest):
@@ -176,7 +192,7 @@ def plan_batch(options: SourceOptions) -> list[SplitGroup]:
         )
     if last is None or last < resolution.next_snapshot_id:
         return []
-    return pack_splits(table, planner.plan_range(resolution.next_snapshot_id, last))
+    return _pack(options, table, planner.plan_range(resolution.next_snapshot_id, last))
 
 
 def _resolve(planner: Planner, options: SourceOptions):
@@ -333,7 +349,7 @@ class StreamDriver:
             batches = self._retrying(lambda: self.planner.plan_range(first, last))
         else:
             return []
-        return pack_splits(self.table, batches)
+        return _pack(self.options, self.table, batches)
 
     def _retrying(self, call):
         """``call()``, retried after transient storage errors (an expired snapshot is final)."""

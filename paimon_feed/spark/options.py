@@ -23,10 +23,21 @@ option                     meaning
 ``queueUrl``               the SQS queue for ``notifier=sqs`` (or ``auto`` on ``s3://``)
 ``reconcileInterval``      seconds between safety checks while push is healthy (60)
 ``pollInterval``           seconds between checks when polling or push is down (1)
+``minPartitions``          split a micro-batch into at least this many Spark tasks (2)
+``maxPartitionBytes``      data file bytes per Spark task at most (``128m``)
 ``statsPath``              local file the driver writes its storage-call counters to
 =========================  ==========================================================
 
 Durations take plain seconds (``"60"``, ``"0.5"``) or a unit: ``"500ms"``, ``"30s"``, ``"2m"``.
+Sizes take bytes or a unit, as Spark's own settings do: ``"134217728"``, ``"64k"``, ``"128m"``,
+``"1g"``.
+
+Partitions are sized the way Spark sizes file partitions (``spark.sql.files.maxPartitionBytes``
+and the cluster's default parallelism), but a Python data source cannot see the default
+parallelism, so ``minPartitions`` stands in for it: its default of 2 suits a laptop
+(``local[2]``); on a cluster, set it to the executor cores a large backlog should spread over.
+Each task has a fixed cost (about 0.1 s on ``local[2]``), so more tasks than cores only slows
+a query down.
 
 >>> opts = parse_options({"warehouse": "/tmp/wh", "table": "db.orders",
 ...                       "catalog.fs.s3.accesskeyid": "k", "maxsnapshotspertrigger": "3"})
@@ -52,6 +63,8 @@ from paimon_feed.start import parse_end, parse_start
 from paimon_feed.tables import parse_table_name
 
 __all__ = [
+    "DEFAULT_MAX_PARTITION_BYTES",
+    "DEFAULT_MIN_PARTITIONS",
     "SourceOptions",
     "parse_options",
     "UnknownOptionError",
@@ -81,11 +94,18 @@ _KNOWN = (
     "queueUrl",
     "reconcileInterval",
     "pollInterval",
+    "minPartitions",
+    "maxPartitionBytes",
     "statsPath",
 )
 _CANONICAL = {name.lower(): name for name in _KNOWN}
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(ms|s|m|h)?\s*$", re.IGNORECASE)
 _DURATION_UNIT_S = {None: 1.0, "ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+_SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]i?b?|b)?\s*$", re.IGNORECASE)
+_SIZE_UNIT = {"b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+#: Spark's ``spark.sql.files.maxPartitionBytes`` default.
+DEFAULT_MAX_PARTITION_BYTES = 128 * 1024 * 1024
+DEFAULT_MIN_PARTITIONS = 2
 _TRUE = ("true", "1", "yes")
 _FALSE = ("false", "0", "no")
 
@@ -117,6 +137,8 @@ class SourceOptions:
     queue_url: str | None = None
     reconcile_interval: float = 60.0
     poll_interval: float = 1.0
+    min_partitions: int = DEFAULT_MIN_PARTITIONS
+    max_partition_bytes: int = DEFAULT_MAX_PARTITION_BYTES
     stats_path: str | None = None
 
     def catalog_options(self) -> dict[str, str]:
@@ -161,6 +183,17 @@ def _duration_s(name: str, value: str) -> float:
     if seconds <= 0:
         raise InvalidOptionError(f"option {name} must be greater than zero, got {value!r}")
     return seconds
+
+
+def _size_bytes(name: str, value: str) -> int:
+    match = _SIZE.match(str(value))
+    if not match or int(match.group(1)) < 1:
+        raise InvalidOptionError(
+            f"option {name} must be a positive size such as '134217728', '64m' or '1g', "
+            f"got {value!r}"
+        )
+    amount, unit = match.groups()
+    return int(amount) * _SIZE_UNIT[unit[0].lower() if unit else "b"]
 
 
 def _boolean(name: str, value: str) -> bool:
@@ -272,5 +305,11 @@ def parse_options(
         queue_url=queue_url.strip() if queue_url else None,
         reconcile_interval=_duration_s("reconcileInterval", source.get("reconcileInterval", "60")),
         poll_interval=_duration_s("pollInterval", source.get("pollInterval", "1")),
+        min_partitions=_positive_int(
+            "minPartitions", source.get("minPartitions", str(DEFAULT_MIN_PARTITIONS))
+        ),
+        max_partition_bytes=_size_bytes(
+            "maxPartitionBytes", source.get("maxPartitionBytes", str(DEFAULT_MAX_PARTITION_BYTES))
+        ),
         stats_path=source.get("statsPath") or None,
     )

@@ -180,6 +180,22 @@ def test_a_large_append_split_is_cut_into_partitions_that_read_the_same_rows(pai
     assert changes(read_all(options, groups)) == changes(full.to_arrow())
 
 
+def test_min_partitions_and_max_partition_bytes_set_how_many_tasks_share_a_batch(paimon):
+    table = paimon.create_append_table()
+    for n in range(1, 9):
+        commit(table, n)
+    full = Planner(table, include_row_kind=True).full_batch(8)  # 8 files of 4 MiB open cost
+    options = parse_options(paimon.options(table, includeRowKind="true"))
+    expected = changes(full.to_arrow())
+    by_setting = {}
+    for setting in ({"min_partitions": 1}, {"min_partitions": 2}, {"min_partitions": 4},
+                    {"min_partitions": 1, "max_partition_bytes": 8 * 1024 * 1024}):
+        groups = pack_splits(table, [full], **setting)
+        by_setting[tuple(setting.values())] = len(groups)
+        assert changes(read_all(options, groups)) == expected, setting
+    assert by_setting == {(1,): 1, (2,): 2, (4,): 4, (1, 8 * 1024 * 1024): 4}
+
+
 def test_primary_key_splits_stay_whole(paimon, pk_table):
     planner = Planner(pk_table)
     full = planner.full_batch(3)

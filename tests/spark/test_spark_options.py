@@ -46,6 +46,8 @@ def test_every_option_is_parsed_from_spark_lower_cased_keys():
                 "queueUrl": "http://127.0.0.1:5000/123/q",
                 "reconcileInterval": "500ms",
                 "pollInterval": "2s",
+                "minPartitions": "16",
+                "maxPartitionBytes": "64m",
                 "statsPath": "/tmp/stats.json",
             }
         )
@@ -59,6 +61,8 @@ def test_every_option_is_parsed_from_spark_lower_cased_keys():
     assert options.queue_url == "http://127.0.0.1:5000/123/q"
     assert options.reconcile_interval == 0.5
     assert options.poll_interval == 2.0
+    assert options.min_partitions == 16
+    assert options.max_partition_bytes == 64 * 1024 * 1024
     assert options.stats_path == "/tmp/stats.json"
 
 
@@ -79,6 +83,14 @@ def test_catalog_options_lose_their_prefix_and_get_pypaimon_spelling_back():
         "fs.s3.accessKeyId": "key",
         "some.custom-option": "x",
     }
+
+
+@pytest.mark.parametrize(
+    ("value", "size"),
+    [("134217728", 128 << 20), ("64k", 64 << 10), ("64KB", 64 << 10), ("12MiB", 12 << 20), ("1g", 1 << 30)],
+)
+def test_partition_sizes_take_spark_style_units(value, size):
+    assert parse_options({**BASE, "maxpartitionbytes": value}).max_partition_bytes == size
 
 
 def test_load_path_names_the_table():
@@ -107,6 +119,10 @@ def test_unknown_option_is_named_with_a_suggestion():
         ("table", "orders", InvalidOptionError, "table"),
         ("table", "a.b.c", InvalidOptionError, "table"),
         ("queueUrl", " ", InvalidOptionError, "queueUrl"),
+        ("minPartitions", "0", InvalidOptionError, "minPartitions"),
+        ("maxPartitionBytes", "0", InvalidOptionError, "maxPartitionBytes"),
+        ("maxPartitionBytes", "-1m", InvalidOptionError, "maxPartitionBytes"),
+        ("maxPartitionBytes", "64 parsecs", InvalidOptionError, "maxPartitionBytes"),
     ],
 )
 def test_invalid_value_is_rejected_naming_the_option(key, value, error, named):
