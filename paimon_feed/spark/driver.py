@@ -14,11 +14,14 @@ restarted query re-reads a journaled batch identically.
 
 from __future__ import annotations
 
-import math
+import itertools
 import logging
+import math
 import time
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
+
+import pyarrow as pa
 
 from paimon_feed.batch import FeedBatch
 from paimon_feed.checkpoint import CheckpointStore
@@ -40,6 +43,7 @@ from paimon_feed.spark.options import (
     InvalidOptionError,
     SourceOptions,
 )
+from paimon_feed.spark.schema import SNAPSHOT_ID_COLUMN
 from paimon_feed.spark.tracker import SnapshotTracker, StorageCounter
 from paimon_feed.tables import open_table
 
@@ -71,14 +75,16 @@ _STORAGE_RETRY_DELAYS_S = (0.2, 1.0, 5.0)
 class SplitGroup:
     """The payload of one Spark partition: pypaimon splits in ``SplitSerializer`` v1 bytes.
 
-    ``first_snapshot_id``/``last_snapshot_id`` (inclusive) name the snapshots the splits came
-    from, for logs and the Spark UI.
+    ``snapshot_ids`` holds, for each split, the snapshot whose changes it reads (for a full
+    state, the snapshot it was read at). ``first_snapshot_id``/``last_snapshot_id``
+    (inclusive) name the snapshots the splits came from, for logs and the Spark UI.
     """
 
     splits: tuple[bytes, ...]
     first_snapshot_id: int
     last_snapshot_id: int
     kind: str
+    snapshot_ids: tuple[int, ...] = ()
 
 
 def load_table(options: SourceOptions) -> Any:
@@ -135,15 +141,16 @@ def pack_splits(
     max_bytes = min(max_partition_bytes, max(OPEN_COST_BYTES, math.ceil(total / min_partitions)))
     groups: list[SplitGroup] = []
     current: list[bytes] = []
+    snapshot_ids: list[int] = []
     first = last = None
     kind = None
     size = 0
 
     def flush() -> None:
-        nonlocal current, first, size
+        nonlocal current, snapshot_ids, first, size
         if current:
-            groups.append(SplitGroup(tuple(current), first, last, kind))
-        current, first, size = [], None, 0
+            groups.append(SplitGroup(tuple(current), first, last, kind, tuple(snapshot_ids)))
+        current, snapshot_ids, first, size = [], [], None, 0
 
     for batch in batches:
         for whole in batch.splits:
@@ -155,6 +162,7 @@ def pack_splits(
                     first = batch.first_snapshot_id
                 last, kind = batch.snapshot_id, batch.kind
                 current.append(_pypaimon.serialize_split(split))
+                snapshot_ids.append(batch.snapshot_id)
                 size += weight
     flush()
     return groups
@@ -207,14 +215,29 @@ def read_splits(
 ) -> Iterator[Any]:
     """Read one partition's splits as Arrow record batches (executor side, stateless).
 
-    ``conform`` maps each pypaimon batch to what the caller needs (Spark's Arrow schema).
+    With ``includeSnapshotId`` each batch gets a ``_snapshot_id`` column: splits are read in
+    runs of one snapshot each. ``conform`` maps each batch to what the caller needs (Spark's
+    Arrow schema).
     """
     table = _pypaimon.with_read_batch_rows(load_table(options), READ_BATCH_ROWS)
     splits = [_pypaimon.deserialize_split(data, table) for data in group.splits]
-    builder = table.new_stream_read_builder().with_include_row_kind(options.include_row_kind)
-    reader = builder.new_read().to_arrow_batch_reader(splits)
-    for batch in reader:
-        if batch.num_rows:
+    read = table.new_stream_read_builder().with_include_row_kind(options.include_row_kind).new_read()
+    if not options.include_snapshot_id:
+        runs = [(None, splits)]
+    else:
+        runs = [
+            (snapshot_id, [split for _, split in run])
+            for snapshot_id, run in itertools.groupby(
+                zip(group.snapshot_ids, splits, strict=True), key=lambda pair: pair[0]
+            )
+        ]
+    for snapshot_id, run_splits in runs:
+        for batch in read.to_arrow_batch_reader(run_splits):
+            if not batch.num_rows:
+                continue
+            if snapshot_id is not None:
+                ids = pa.array([snapshot_id] * batch.num_rows, pa.int64())
+                batch = batch.append_column(pa.field(SNAPSHOT_ID_COLUMN, pa.int64(), False), ids)
             yield conform(batch) if conform is not None else batch
 
 

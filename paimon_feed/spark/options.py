@@ -16,6 +16,8 @@ option                     meaning
 ``endSnapshot``            last snapshot id to read, inclusive
 ``maxSnapshotsPerTrigger`` at most this many snapshot ids per micro-batch
 ``includeRowKind``         ``true`` adds ``_row_kind`` (``+I``/``-U``/``+U``/``-D``) first
+``includeSnapshotId``      ``true`` adds ``_snapshot_id``: the snapshot that committed each
+                           change, to order the changes of one micro-batch
 ``consumerId``             Paimon consumer id: progress is written to
                            ``{table}/consumer/consumer-<id>`` on each Spark commit
 ``notifier``               ``auto`` (default), ``local``, ``poll``, ``sqs``;
@@ -89,6 +91,7 @@ _KNOWN = (
     "endSnapshot",
     "maxSnapshotsPerTrigger",
     "includeRowKind",
+    "includeSnapshotId",
     "consumerId",
     "notifier",
     "queueUrl",
@@ -132,6 +135,7 @@ class SourceOptions:
     end_snapshot: int | None = None
     max_snapshots_per_trigger: int | None = None
     include_row_kind: bool = False
+    include_snapshot_id: bool = False
     consumer_id: str | None = None
     notifier: str = "auto"
     queue_url: str | None = None
@@ -300,6 +304,9 @@ def parse_options(
         end_snapshot=end,
         max_snapshots_per_trigger=max_snapshots,
         include_row_kind=_boolean("includeRowKind", source.get("includeRowKind", "false")),
+        include_snapshot_id=_boolean(
+            "includeSnapshotId", source.get("includeSnapshotId", "false")
+        ),
         consumer_id=consumer_id,
         notifier=notifier,
         queue_url=queue_url.strip() if queue_url else None,

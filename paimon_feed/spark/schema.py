@@ -20,7 +20,8 @@ ROW<...>                                    StructType
 ==========================================  =========================================
 
 Nullability is kept at every level. ``_row_kind`` (a non-null string) comes first when row
-kinds are requested. Other Paimon types (MULTISET, VARIANT, BLOB, VECTOR) fail at ``load()``
+kinds are requested, then ``_snapshot_id`` (a non-null long: the snapshot that committed the
+change) when snapshot ids are. Other Paimon types (MULTISET, VARIANT, BLOB, VECTOR) fail at ``load()``
 with the column named.
 
 Spark checks that every Arrow batch a Python source yields has exactly the Arrow schema of the
@@ -40,6 +41,7 @@ from paimon_feed.errors import ConfigurationError, FeedError
 
 __all__ = [
     "ROW_KIND_COLUMN",
+    "SNAPSHOT_ID_COLUMN",
     "UnsupportedTypeError",
     "SchemaChangedError",
     "spark_schema",
@@ -49,6 +51,7 @@ __all__ = [
 ]
 
 ROW_KIND_COLUMN = "_row_kind"
+SNAPSHOT_ID_COLUMN = "_snapshot_id"
 
 _INTEGRAL = {
     "TINYINT": T.ByteType,
@@ -132,16 +135,28 @@ def spark_type(data_type: Any, where: str) -> T.DataType:
     )
 
 
-def spark_schema(table_name: str, fields: Sequence[Any], *, include_row_kind: bool) -> T.StructType:
-    """The Spark schema of a Paimon table's rows (``_row_kind`` first if requested)."""
+def spark_schema(
+    table_name: str,
+    fields: Sequence[Any],
+    *,
+    include_row_kind: bool,
+    include_snapshot_id: bool = False,
+) -> T.StructType:
+    """The Spark schema of a Paimon table's rows (``_row_kind``, then ``_snapshot_id``, first
+    if requested)."""
     struct = []
-    if include_row_kind:
-        if any(field.name == ROW_KIND_COLUMN for field in fields):
+    for wanted, column, spark_column_type, option in (
+        (include_row_kind, ROW_KIND_COLUMN, T.StringType(), "includeRowKind"),
+        (include_snapshot_id, SNAPSHOT_ID_COLUMN, T.LongType(), "includeSnapshotId"),
+    ):
+        if not wanted:
+            continue
+        if any(field.name == column for field in fields):
             raise ConfigurationError(
-                f"table {table_name} already has a column {ROW_KIND_COLUMN}; option "
-                f"includeRowKind cannot add another"
+                f"table {table_name} already has a column {column}; option {option} cannot "
+                f"add another"
             )
-        struct.append(T.StructField(ROW_KIND_COLUMN, T.StringType(), False))
+        struct.append(T.StructField(column, spark_column_type, False))
     for field in fields:
         where = f"column {field.name!r} of table {table_name}"
         struct.append(

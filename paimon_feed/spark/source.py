@@ -106,7 +106,10 @@ class PaimonFeedDataSource(DataSource):
         table = load_table(options)
         check_notifier(options, table_url(table))
         return spark_schema(
-            options.table, table.fields, include_row_kind=options.include_row_kind
+            options.table,
+            table.fields,
+            include_row_kind=options.include_row_kind,
+            include_snapshot_id=options.include_snapshot_id,
         )
 
     def reader(self, schema: StructType) -> PaimonFeedBatchReader:

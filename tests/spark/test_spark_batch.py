@@ -161,6 +161,24 @@ def test_row_kind_comes_first_as_a_non_null_string(spark, paimon, all_types_tabl
     assert sorted(r["_row_kind"] for r in df.select("_row_kind").collect()) == ["+I", "+I"]
 
 
+def test_snapshot_id_follows_the_row_kind_as_a_non_null_long(spark, paimon):
+    table = paimon.create_pk_table()
+    for n in (1, 2, 3):
+        commit(table, n)
+    df = load(spark, paimon.options(table, includeRowKind="true", includeSnapshotId="true"))
+    assert df.schema.fields[:2] == [
+        T.StructField("_row_kind", T.StringType(), False),
+        T.StructField("_snapshot_id", T.LongType(), False),
+    ]
+    # the full state is read at snapshot 3: every row carries it
+    assert {row["_snapshot_id"] for row in df.collect()} == {3}
+    ranged = load(spark, paimon.options(
+        table, startingPosition="snapshot:2", endSnapshot=3, includeSnapshotId="true"
+    ))
+    assert ranged.schema.fields[0] == T.StructField("_snapshot_id", T.LongType(), False)
+    assert {(row["commit"], row["_snapshot_id"]) for row in ranged.collect()} == {(2, 2), (3, 3)}
+
+
 def test_a_batch_read_is_the_current_state_by_default(spark, paimon):
     table = paimon.create_pk_table()
     for n in (1, 2, 3):
@@ -194,6 +212,7 @@ def test_an_empty_table_reads_as_an_empty_frame(spark, paimon):
         ({"startingPosition": "tomorrow"}, "startingPosition"),
         ({"maxSnapshotsPerTrigger": "0"}, "maxSnapshotsPerTrigger"),
         ({"includeRowKind": "sometimes"}, "includeRowKind"),
+        ({"includeSnapshotId": "perhaps"}, "includeSnapshotId"),
         ({"consumerId": "no/slashes"}, "consumerId"),
         ({"notifier": "carrier-pigeon"}, "notifier"),
         ({"notifier": "sqs"}, "queueUrl"),
