@@ -11,7 +11,7 @@ import os
 import sys
 import threading
 import time
-from typing import Callable
+from typing import Callable, Mapping
 
 from pypaimon import CatalogFactory, Schema
 
@@ -24,23 +24,31 @@ from support.tables import (  # noqa: F401  the rows every table test writes
 )
 
 
-def new_spark_session(app_name: str):
-    """A small local[2] session: no UI, two shuffle partitions, quiet logs."""
+def new_spark_session(app_name: str, worker_env: Mapping[str, str] | None = None):
+    """A small local[2] session: no UI, two shuffle partitions, quiet logs.
+
+    ``worker_env`` is set in every Python worker of the session, the source's driver side
+    included (as ``spark.executorEnv.*``, which the data source registration carries). Setting
+    ``os.environ`` is not enough: the workers inherit the JVM's environment, and the JVM is
+    started once per test process, by whichever module's session comes first.
+    """
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
     import paimon_feed.spark
 
-    spark = (
+    builder = (
         SparkSession.builder.master("local[2]")
         .appName(app_name)
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.default.parallelism", "2")
         .config("spark.sql.streaming.stopTimeout", "30s")
-        .getOrCreate()
     )
+    for name, value in (worker_env or {}).items():
+        builder = builder.config(f"spark.executorEnv.{name}", value)
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     paimon_feed.spark.register(spark)
     return spark
