@@ -20,7 +20,6 @@ repeats at most the batches delivered but not committed (at-least-once), and nev
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import statistics
 import threading
@@ -40,6 +39,7 @@ from paimon_feed.errors import (
     StorageError,
 )
 from paimon_feed.notifiers import Notifier, Subscription, create_notifier
+from paimon_feed.notifiers.base import cancel_and_wait
 from paimon_feed.planner import Planned, Planner, StartResolution
 from paimon_feed.start import StartSpec, parse_end, parse_start
 
@@ -255,14 +255,14 @@ class ChangeFeed:
         if self._closed:
             return
         self._closed = True
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-        if self._subscription is not None:
-            self._subscription.close()
-        if self._owns_notifier and self._notifier is not None:
-            await self._notifier.close()
+        try:
+            if self._task is not None:
+                await cancel_and_wait([self._task])
+        finally:
+            if self._subscription is not None:
+                self._subscription.close()
+            if self._owns_notifier and self._notifier is not None:
+                await self._notifier.close()
         logger.info("feed for %s closed", self.table_name)
 
     def __del__(self) -> None:
@@ -510,6 +510,10 @@ class ChangeFeed:
                 await asyncio.sleep(delay)
 
     async def _publish(self, batch: FeedBatch) -> None:
+        logger.debug(
+            "feed for %s: batch %d..%d planned (%s, %d splits)", self.table_name,
+            batch.first_snapshot_id, batch.snapshot_id, batch.kind, len(batch.splits),
+        )
         self._batches_planned += 1
         self._note_latest(batch.snapshot_id)
         await self._queue.put(batch)

@@ -29,6 +29,7 @@ __all__ = [
     "Notifier",
     "normalize_table_url",
     "snapshot_id_from_name",
+    "cancel_and_wait",
 ]
 
 logger = logging.getLogger(__name__)
@@ -47,6 +48,19 @@ def snapshot_id_from_name(name: str) -> int | None:
     """
     match = _SNAPSHOT_FILE.fullmatch(name)
     return int(match.group(1)) if match else None
+
+
+async def cancel_and_wait(tasks) -> None:
+    """Cancel ``tasks`` and wait until they have finished.
+
+    Unlike ``await task`` under ``suppress(CancelledError)``, a cancellation of the caller
+    itself (a timeout around ``close()``) still propagates instead of passing for the task's.
+    """
+    tasks = list(tasks)
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        await asyncio.wait(tasks)
 
 
 def normalize_table_url(url: str) -> str:
@@ -159,13 +173,21 @@ class Subscription:
         return wake
 
     async def wait(self, timeout: float | None) -> Wake:
-        """Wait until a hint arrives or ``timeout`` seconds pass; return what arrived."""
+        """Wait until a hint arrives or ``timeout`` seconds pass; return what arrived.
+
+        Cancelling the caller always cancels the wait, even in the loop iteration where a hint
+        arrives. (``asyncio.wait_for`` before Python 3.12 returns the result then and drops the
+        cancellation: a feed closed at that moment kept planning, and ``close()`` waited for it
+        forever.)
+        """
         timed_out = False
         if not self._event.is_set():
+            hinted = asyncio.ensure_future(self._event.wait())
             try:
-                await asyncio.wait_for(self._event.wait(), timeout)
-            except asyncio.TimeoutError:
-                timed_out = True
+                done, _ = await asyncio.wait({hinted}, timeout=timeout)
+            finally:
+                hinted.cancel()
+            timed_out = not done
         wake = self.drain()
         return Wake(wake.sources, wake.detected_at, wake.max_snapshot_id, timed_out)
 

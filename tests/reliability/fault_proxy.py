@@ -14,6 +14,7 @@ for path-style requests to a server that does not check signatures (moto).
         ...
         proxy.set_faults(rate=1.0)   # from now on, everything fails
         proxy.injected, proxy.forwarded
+        proxy.history_lines(r"/snapshot/")   # which request got which answer, oldest first
 
 It listens on 127.0.0.1 only, on a free port, and only forwards to a loopback upstream.
 """
@@ -25,8 +26,9 @@ import http.server
 import random
 import re
 import threading
+import time
 import uuid
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 from xml.sax.saxutils import escape
@@ -52,6 +54,7 @@ _HOP_BY_HOP = {
     "upgrade",
 }
 _UPSTREAM_TIMEOUT = 60.0  # seconds
+_HISTORY = 5000  # requests remembered for :meth:`FaultProxy.history_lines`
 
 
 class FaultProxy:
@@ -93,6 +96,8 @@ class FaultProxy:
         self.injected = 0  # requests answered with a fault by the proxy
         self.injected_by_code: Counter[str] = Counter()
         self.upstream_errors = 0  # forwarding failed (upstream down): answered 502
+        # (monotonic seconds, method, path, outcome) of the latest requests, oldest first
+        self.history: deque[tuple[float, str, str, str]] = deque(maxlen=_HISTORY)
         self._server: http.server.ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -128,15 +133,18 @@ class FaultProxy:
             fault = self._random.choice(self.faults)
             self.injected += 1
             self.injected_by_code[fault[1]] += 1
+            self.history.append((time.monotonic(), method, path, f"{fault[0]} {fault[1]}"))
             return fault
 
-    def _count_forwarded(self) -> None:
+    def _count_forwarded(self, method: str, path: str, status: int) -> None:
         with self._lock:
             self.forwarded += 1
+            self.history.append((time.monotonic(), method, path, str(status)))
 
-    def _count_upstream_error(self) -> None:
+    def _count_upstream_error(self, method: str, path: str) -> None:
         with self._lock:
             self.upstream_errors += 1
+            self.history.append((time.monotonic(), method, path, "502 upstream failed"))
 
     def stats(self) -> dict:
         with self._lock:
@@ -147,6 +155,21 @@ class FaultProxy:
                 "injected_by_code": dict(self.injected_by_code),
                 "upstream_errors": self.upstream_errors,
             }
+
+    def history_lines(self, pattern: str | None = None) -> list[str]:
+        """The remembered requests as ``+seconds METHOD path -> outcome`` lines (oldest first),
+        only those whose path matches ``pattern`` if given: which key got which fault."""
+        with self._lock:
+            history = list(self.history)
+        if not history:
+            return []
+        regex = re.compile(pattern) if pattern is not None else None
+        origin = history[0][0]
+        return [
+            f"+{at - origin:8.3f}s {method} {path} -> {outcome}"
+            for at, method, path, outcome in history
+            if regex is None or regex.search(path)
+        ]
 
     # lifecycle ---------------------------------------------------------------------------
     @property
@@ -264,7 +287,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             headers = response.getheaders()
             status, reason = response.status, response.reason
         except OSError as exc:
-            self.proxy._count_upstream_error()
+            self.proxy._count_upstream_error(method, self.path)
             payload = f"upstream failed: {exc}".encode()
             self.send_response(502)
             self.send_header("Content-Type", "text/plain")
@@ -275,7 +298,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return
         finally:
             connection.close()
-        self.proxy._count_forwarded()
+        self.proxy._count_forwarded(method, self.path, status)
         self.send_response_only(status, reason)
         has_length = False
         for name, value in headers:
