@@ -15,12 +15,11 @@ notifier, and every wake-up it sees becomes one hint that chaos then acts on.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import random
 import time
 from collections import Counter
 
-from paimon_feed.notifiers.base import Notifier, SnapshotHint, Subscription
+from paimon_feed.notifiers.base import Notifier, SnapshotHint, Subscription, cancel_and_wait
 
 __all__ = ["ChaosNotifier"]
 
@@ -77,12 +76,7 @@ class ChaosNotifier(Notifier):
         await self.inner.ready()
 
     async def _close(self) -> None:
-        tasks = [task for _, task in self._relays.values()] + list(self._delayed)
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait([task for _, task in self._relays.values()] + list(self._delayed))
 
     async def _relay(self, inner: Subscription, outer: Subscription) -> None:
         while True:

@@ -12,7 +12,6 @@ until the directory appears, then the watch moves to it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import time
@@ -20,7 +19,13 @@ from pathlib import Path
 
 from watchfiles import Change, awatch
 
-from paimon_feed.notifiers.base import Notifier, SnapshotHint, Subscription, snapshot_id_from_name
+from paimon_feed.notifiers.base import (
+    Notifier,
+    SnapshotHint,
+    Subscription,
+    cancel_and_wait,
+    snapshot_id_from_name,
+)
 
 __all__ = ["LocalNotifier"]
 
@@ -97,12 +102,9 @@ class LocalNotifier(Notifier):
     async def _close(self) -> None:
         watchers = list(self._watchers.values())
         self._watchers.clear()
-        for task, stop in watchers:
+        for _, stop in watchers:
             stop.set()
-            task.cancel()
-        for task, _ in watchers:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(task for task, _ in watchers)
 
     async def _watch(self, key: str, stop: asyncio.Event, watching: asyncio.Event) -> None:
         table_dir = _local_dir(key)

@@ -9,10 +9,9 @@ shows up.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 
-from paimon_feed.notifiers.base import Notifier, SnapshotHint, Subscription
+from paimon_feed.notifiers.base import Notifier, SnapshotHint, Subscription, cancel_and_wait
 
 __all__ = ["PollingNotifier"]
 
@@ -79,11 +78,7 @@ class PollingNotifier(Notifier):
     async def _close(self) -> None:
         tasks = list(self._tasks.values())
         self._tasks.clear()
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(tasks)
 
     def interval_after(self, interval: float, found: bool) -> float:
         """The next wait: reset after a hit, grow (up to the maximum) after a miss.
