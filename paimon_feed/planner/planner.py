@@ -162,12 +162,15 @@ class Planner:
     def check_not_expired(self, next_snapshot_id: int) -> None:
         """Raise :class:`SnapshotExpiredError` if ``next_snapshot_id`` is gone for good.
 
-        A missing snapshot is expired (not merely uncommitted) when a newer one exists.
+        A missing snapshot is expired (not merely uncommitted) when a newer one exists. It is
+        looked for with a read, not pypaimon's ``exists()``, which answers "missing" for some
+        storage errors (any whose message holds "133" or "not exist"): a transient error must
+        not pass for an expiry, which the ``on_expired`` policies act on.
         """
         latest = self.latest_snapshot_id()
         if latest is None or latest < next_snapshot_id:
             return
-        if self.file_io.exists(self._snapshots.get_snapshot_path(next_snapshot_id)):
+        if self._get_snapshot(next_snapshot_id) is not None:
             return
         raise SnapshotExpiredError(self.table_name, next_snapshot_id, self.earliest_snapshot_id())
 

@@ -170,3 +170,31 @@ def test_a_hint_saves_the_look_ahead_probe_and_hands_its_batch_over_first(append
     assert snapshot_calls == [("read_file_utf8", "snapshot-2")]  # no probe of 3, none of 2 + 1
     # without the hint, the same round probes ahead and plans the rest as a catch-up
     assert [b.kind for b in Planner(append_table, catch_up_threshold=1).next_batches(2, limit=8).batches] == ["catch-up"]
+
+
+def test_a_storage_error_that_pypaimon_reports_as_missing_is_not_taken_for_an_expiry(
+    append_table, monkeypatch
+):
+    """pypaimon's ``exists()`` answers False for some storage errors (a message holding "133"
+    or "not exist"); the expiry check reads the snapshot instead, so such an error cannot make
+    a retained snapshot look expired."""
+    for n in range(8):
+        commit(append_table, n)
+    planner = Planner(append_table)
+    real = append_table.file_io
+    lying_path = planner._snapshots.get_snapshot_path(5)
+
+    class MisreportingExists:
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        def exists(self, path):
+            return False if path == lying_path else real.exists(path)
+
+    lying = MisreportingExists()
+    monkeypatch.setattr(append_table, "file_io", lying)
+    monkeypatch.setattr(planner._snapshots, "file_io", lying)
+    assert not planner.file_io.exists(lying_path)
+    planner.check_not_expired(5)  # snapshot 5 is there: no SnapshotExpiredError
+    planned = planner.next_batches(5, limit=8, check_expiry=True)
+    assert [batch.snapshot_id for batch in planned.batches][:1] == [5]
