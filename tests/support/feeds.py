@@ -49,7 +49,9 @@ async def consume(feed, *, until, commit: bool = True, timeout: float = 90) -> D
         async for batch in feed:
             index = len(delivered.batches)
             delivered.batches.append(batch)
-            delivered.rows.extend((index, row) for row in batch.to_arrow().to_pylist())
+            # read in a thread: a hung data read must not block the loop, and so the timeout
+            rows = await asyncio.to_thread(lambda: batch.to_arrow().to_pylist())
+            delivered.rows.extend((index, row) for row in rows)
             if commit:
                 await feed.commit(batch)
             if until(delivered):
