@@ -179,6 +179,17 @@ def test_snapshot_id_follows_the_row_kind_as_a_non_null_long(spark, paimon):
     assert {(row["commit"], row["_snapshot_id"]) for row in ranged.collect()} == {(2, 2), (3, 3)}
 
 
+@pytest.mark.parametrize(
+    ("column", "option"), [("_row_kind", "includeRowKind"), ("_snapshot_id", "includeSnapshotId")]
+)
+def test_a_metadata_column_the_table_already_has_is_refused_at_load(spark, paimon, column, option):
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), (column, pa.string())])
+    paimon.catalog.create_table("db.clash", Schema.from_pyarrow_schema(schema), False)
+    table = paimon.catalog.get_table("db.clash")
+    with pytest.raises(Exception, match=f"already has a column {column}; option {option}"):
+        load(spark, paimon.options(table, **{option: "true"})).schema
+
+
 def test_a_batch_read_is_the_current_state_by_default(spark, paimon):
     table = paimon.create_pk_table()
     for n in (1, 2, 3):
