@@ -14,23 +14,25 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 
 import pytest
 
 from s3_support import s3_catalog_options
 from spark_support import (
+    QUERY_TIMEOUT_S,
+    BatchSink,
     WriterThread,
+    data_progress,
     delivered_changes,
     expected_changes,
     new_spark_session,
+    start_query,
     wait_until,
 )
 from support import tables
 
 from paimon_feed.notifiers.sqs import QUEUE_URL_ENV
 
-QUERY_TIMEOUT_S = 180  # bounds a hang only; nothing asserts on durations
 PUSH_ONLY = "10m"  # reconcileInterval: longer than any test here
 LAST_COMMIT = 8
 
@@ -63,31 +65,6 @@ def spark(moto_server, request):
                 os.environ[name] = value
 
 
-class BatchSink:
-    """A foreachBatch sink keeping ``batch id -> rows`` (one result per batch id)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.batches: dict[int, list[dict]] = {}
-
-    def __call__(self, df, batch_id: int) -> None:
-        rows = [row.asDict() for row in df.collect()]
-        with self._lock:
-            self.batches[batch_id] = rows
-
-    def rows(self) -> list[dict]:
-        with self._lock:
-            return [row for batch_id in sorted(self.batches) for row in self.batches[batch_id]]
-
-    def commits_by_batch(self) -> list[tuple[int, list[int]]]:
-        with self._lock:
-            return [
-                (batch_id, sorted({row["commit"] for row in rows}))
-                for batch_id, rows in sorted(self.batches.items())
-                if rows
-            ]
-
-
 class Stats:
     """The source's driver-side counters, as its ``statsPath`` file says them."""
 
@@ -112,6 +89,11 @@ def source_options(queue, table, **extra) -> dict:
     return options
 
 
+def with_rows(sink: BatchSink) -> list[tuple[int, list[int]]]:
+    """``(batch id, commits)`` of the micro-batches that brought rows."""
+    return [(batch_id, commits) for batch_id, commits in sink.commits_by_batch() if commits]
+
+
 def s3_table(queue, kind: str):
     options = s3_catalog_options(queue.server, queue.bucket)
     catalog = tables.catalog(options["warehouse"], options)
@@ -120,20 +102,13 @@ def s3_table(queue, kind: str):
     return tables.create_pk_table(catalog)
 
 
-def data_progress(query) -> dict[int, dict]:
+def change_ends(query) -> dict[int, dict]:
     """``batch id -> end offset`` of the micro-batches that read changes.
 
     Only an offset that ends a change range has ``first``: the query's first batch may be an
     empty one that only records the initial position.
     """
-    ends = {}
-    for update in query.recentProgress:
-        source = update.sources[0]
-        if source.endOffset and source.startOffset != source.endOffset:
-            end = json.loads(source.endOffset)
-            if "first" in end:
-                ends[update.batchId] = end
-    return ends
+    return {batch_id: end for batch_id, _, end in data_progress(query) if "first" in end}
 
 
 # --- push through SQS -------------------------------------------------------------------
@@ -160,14 +135,8 @@ def test_a_running_query_on_s3_gets_every_concurrent_commit_once_in_order_woken_
         statsPath=stats.path,
     )
     sink = BatchSink()
-    query = (
-        spark.readStream.format("paimon_feed")
-        .options(**options)
-        .load()
-        .writeStream.foreachBatch(sink)
-        .option("checkpointLocation", str(tmp_path / "checkpoint"))
-        .trigger(processingTime="0 seconds")
-        .start()
+    query = start_query(
+        spark, options, sink, str(tmp_path / "checkpoint"), processingTime="0 seconds"
     )
     try:
         # The driver side is up (notifier subscribed, start-up check done) before any commit,
@@ -182,11 +151,11 @@ def test_a_running_query_on_s3_gets_every_concurrent_commit_once_in_order_woken_
         expected = expected_changes(table, range(1, LAST_COMMIT + 1))
         wait_until(lambda: len(sink.rows()) >= len(expected), QUERY_TIMEOUT_S, "every commit")
         wait_until(
-            lambda: len(data_progress(query)) >= len(sink.commits_by_batch()),
+            lambda: len(change_ends(query)) >= len(with_rows(sink)),
             QUERY_TIMEOUT_S,
             "progress of every batch",
         )
-        ends = data_progress(query)
+        ends = change_ends(query)
 
         # One hint per snapshot file; the queue's other events (data and manifest files) were
         # read and deleted without a hint.
@@ -217,7 +186,7 @@ def test_a_running_query_on_s3_gets_every_concurrent_commit_once_in_order_woken_
 
     # in order: batches are consecutive, no commit of a later batch precedes an earlier one,
     # and each commit came in the batch whose offsets cover its snapshot
-    batches = sink.commits_by_batch()
+    batches = with_rows(sink)
     for (_, earlier), (_, later) in zip(batches, batches[1:]):
         assert max(earlier) < min(later), f"commits out of order: {batches}"
     assert sorted(ends) == [batch_id for batch_id, _ in batches]

@@ -10,69 +10,21 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 
 import pytest
 
 from spark_support import (
+    QUERY_TIMEOUT_S,
+    BatchSink,
     WriterThread,
     commit,
+    data_progress,
     delivered_changes,
     expected_changes,
     latest_snapshot_id,
+    start_query,
     wait_until,
 )
-
-QUERY_TIMEOUT_S = 180  # bounds a hang only; nothing asserts on durations
-
-
-class BatchSink:
-    """A foreachBatch sink keeping ``batch id -> rows`` (idempotent per batch id)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.batches: dict[int, list[dict]] = {}
-        self.replayed: list[int] = []
-
-    def __call__(self, df, batch_id: int) -> None:
-        rows = [row.asDict() for row in df.collect()]
-        with self._lock:
-            if batch_id in self.batches:
-                self.replayed.append(batch_id)
-                assert _key(self.batches[batch_id]) == _key(rows), (
-                    f"batch {batch_id} was replayed with different rows"
-                )
-            self.batches[batch_id] = rows
-
-    def rows(self) -> list[dict]:
-        with self._lock:
-            return [row for batch_id in sorted(self.batches) for row in self.batches[batch_id]]
-
-    def commits(self) -> list[int]:
-        return sorted(row["commit"] for row in self.rows())
-
-    def commits_by_batch(self) -> list[tuple[int, list[int]]]:
-        with self._lock:
-            return [
-                (batch_id, sorted({row["commit"] for row in rows}))
-                for batch_id, rows in sorted(self.batches.items())
-            ]
-
-
-def _key(rows: list[dict]) -> list:
-    return sorted(tuple(sorted(row.items())) for row in rows)
-
-
-def start_query(spark, options: dict, sink: BatchSink, checkpoint: str, **trigger):
-    return (
-        spark.readStream.format("paimon_feed")
-        .options(**options)
-        .load()
-        .writeStream.foreachBatch(sink)
-        .option("checkpointLocation", checkpoint)
-        .trigger(**trigger)
-        .start()
-    )
 
 
 def run_available_now(spark, options: dict, checkpoint: str) -> tuple[BatchSink, list]:
@@ -81,17 +33,6 @@ def run_available_now(spark, options: dict, checkpoint: str) -> tuple[BatchSink,
     assert query.awaitTermination(QUERY_TIMEOUT_S), "AvailableNow query did not finish"
     assert query.exception() is None
     return sink, data_progress(query)
-
-
-def data_progress(query) -> list[tuple[int, dict | None, dict]]:
-    """``(batch id, start offset, end offset)`` of the micro-batches that read data."""
-    progress = []
-    for update in query.recentProgress:
-        source = update.sources[0]
-        if source.endOffset and source.startOffset != source.endOffset:
-            start = json.loads(source.startOffset) if source.startOffset else None
-            progress.append((update.batchId, start, json.loads(source.endOffset)))
-    return sorted({p[0]: p for p in progress}.values())
 
 
 def consumer_next_snapshot(table, consumer_id: str) -> int | None:
