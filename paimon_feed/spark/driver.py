@@ -81,10 +81,13 @@ class SplitGroup:
     """
 
     splits: tuple[bytes, ...]
+    snapshot_ids: tuple[int, ...]
     first_snapshot_id: int
-    last_snapshot_id: int
     kind: str
-    snapshot_ids: tuple[int, ...] = ()
+
+    @property
+    def last_snapshot_id(self) -> int:
+        return self.snapshot_ids[-1]
 
 
 def load_table(options: SourceOptions) -> Any:
@@ -142,14 +145,14 @@ def pack_splits(
     groups: list[SplitGroup] = []
     current: list[bytes] = []
     snapshot_ids: list[int] = []
-    first = last = None
+    first = None
     kind = None
     size = 0
 
     def flush() -> None:
         nonlocal current, snapshot_ids, first, size
         if current:
-            groups.append(SplitGroup(tuple(current), first, last, kind, tuple(snapshot_ids)))
+            groups.append(SplitGroup(tuple(current), tuple(snapshot_ids), first, kind))
         current, snapshot_ids, first, size = [], [], None, 0
 
     for batch in batches:
@@ -160,7 +163,7 @@ def pack_splits(
                     flush()
                 if first is None:
                     first = batch.first_snapshot_id
-                last, kind = batch.snapshot_id, batch.kind
+                kind = batch.kind
                 current.append(_pypaimon.serialize_split(split))
                 snapshot_ids.append(batch.snapshot_id)
                 size += weight
@@ -236,7 +239,7 @@ def read_splits(
             if not batch.num_rows:
                 continue
             if snapshot_id is not None:
-                ids = pa.array([snapshot_id] * batch.num_rows, pa.int64())
+                ids = pa.repeat(pa.scalar(snapshot_id, pa.int64()), batch.num_rows)
                 batch = batch.append_column(pa.field(SNAPSHOT_ID_COLUMN, pa.int64(), False), ids)
             yield conform(batch) if conform is not None else batch
 

@@ -21,8 +21,8 @@ ROW<...>                                    StructType
 
 Nullability is kept at every level. ``_row_kind`` (a non-null string) comes first when row
 kinds are requested, then ``_snapshot_id`` (a non-null long: the snapshot that committed the
-change) when snapshot ids are. Other Paimon types (MULTISET, VARIANT, BLOB, VECTOR) fail at ``load()``
-with the column named.
+change) when snapshot ids are. Other Paimon types (MULTISET, VARIANT, BLOB, VECTOR) fail at
+``load()`` with the column named.
 
 Spark checks that every Arrow batch a Python source yields has exactly the Arrow schema of the
 declared Spark schema (``timestamp[us]``, ``list<element>``, nullability flags, ...), so
