@@ -33,6 +33,8 @@ import time
 
 import pyarrow as pa
 
+from paimon_feed.tables import commit_arrow
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("payload", pa.string())])
@@ -57,13 +59,8 @@ def open_table(warehouse: str):
 
 
 def commit(table, n: int, rows: int = 10) -> None:
-    builder = table.new_batch_write_builder()
-    writer, committer = builder.new_write(), builder.new_commit()
     data = pa.table({"id": [n * rows + i for i in range(rows)], "payload": [f"r{n}"] * rows}, schema=SCHEMA)
-    writer.write_arrow(data)
-    committer.commit(writer.prepare_commit())
-    writer.close()
-    committer.close()
+    commit_arrow(table, data)
 
 
 class CountingFileIO:

@@ -33,6 +33,8 @@ from dataclasses import asdict, dataclass, field
 
 import pyarrow as pa
 
+from paimon_feed.tables import commit_arrow
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("commit", pa.int64())])
@@ -71,14 +73,10 @@ def open_table(warehouse: str, create: bool = True):
 
 
 def commit(table, n: int) -> None:
-    builder = table.new_batch_write_builder()
-    writer, committer = builder.new_write(), builder.new_commit()
-    writer.write_arrow(
-        pa.table({"id": [n * 10 + i for i in range(ROWS_PER_COMMIT)], "commit": [n] * ROWS_PER_COMMIT}, schema=SCHEMA)
+    commit_arrow(
+        table,
+        pa.table({"id": [n * 10 + i for i in range(ROWS_PER_COMMIT)], "commit": [n] * ROWS_PER_COMMIT}, schema=SCHEMA),
     )
-    committer.commit(writer.prepare_commit())
-    writer.close()
-    committer.close()
 
 
 def expected_rows(commits: range) -> set[tuple[int, int]]:

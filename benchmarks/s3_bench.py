@@ -52,6 +52,8 @@ from urllib.parse import quote_plus
 
 import pyarrow as pa
 
+from paimon_feed.tables import commit_arrow
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RESULTS = os.path.join(HERE, "results")
@@ -82,17 +84,10 @@ _SQS_REQUEST = re.compile(r'"POST /(?:[0-9]{12}/\S*)? HTTP')
 
 
 def commit(table, n: int, rows: int = 10) -> None:
-    builder = table.new_batch_write_builder()
-    writer, committer = builder.new_write(), builder.new_commit()
     data = pa.table(
         {"id": [n * rows + i for i in range(rows)], "payload": [f"r{n}"] * rows}, schema=SCHEMA
     )
-    try:
-        writer.write_arrow(data)
-        committer.commit(writer.prepare_commit())
-    finally:
-        writer.close()
-        committer.close()
+    commit_arrow(table, data)
 
 
 def open_catalog(options: dict):

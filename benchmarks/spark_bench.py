@@ -48,6 +48,8 @@ import time
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from paimon_feed.tables import commit_arrow
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
 WIDE = pa.schema(
@@ -82,17 +84,6 @@ def create_table(catalog, name: str, schema: pa.Schema):
     return catalog.get_table(name)
 
 
-def write(table, data: pa.Table) -> None:
-    builder = table.new_batch_write_builder()
-    writer, committer = builder.new_write(), builder.new_commit()
-    try:
-        writer.write_arrow(data)
-        committer.commit(writer.prepare_commit())
-    finally:
-        writer.close()
-        committer.close()
-
-
 def fill_wide_table(table, rows: int, commits: int) -> None:
     per_commit = rows // commits
     for n in range(commits):
@@ -108,11 +99,11 @@ def fill_wide_table(table, rows: int, commits: int) -> None:
             },
             schema=WIDE,
         )
-        write(table, data)
+        commit_arrow(table, data)
 
 
 def commit_small(table, n: int) -> None:
-    write(table, pa.table({"id": [n * 10 + i for i in range(10)], "commit": [n] * 10}, schema=SMALL))
+    commit_arrow(table, pa.table({"id": [n * 10 + i for i in range(10)], "commit": [n] * 10}, schema=SMALL))
 
 
 # --- helpers --------------------------------------------------------------------------------------

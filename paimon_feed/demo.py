@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from paimon_feed.feed import ChangeFeed
+from paimon_feed.tables import commit_arrow
 
 __all__ = ["run_demo"]
 
@@ -56,14 +57,7 @@ def _create_tables(warehouse: str):
 
 
 def _write(table, schema: pa.Schema, rows: list[dict]) -> None:
-    builder = table.new_batch_write_builder()
-    writer, committer = builder.new_write(), builder.new_commit()
-    try:
-        writer.write_arrow(pa.Table.from_pylist(rows, schema=schema))
-        committer.commit(writer.prepare_commit())
-    finally:
-        writer.close()
-        committer.close()
+    commit_arrow(table, pa.Table.from_pylist(rows, schema=schema))
 
 
 def _commit_events(table, n: int) -> None:

@@ -1,4 +1,5 @@
-"""Opening tables by warehouse and name, for the entry points (CLI, Lambda, Spark).
+"""Opening tables by warehouse and name, for the entry points (CLI, Lambda, Spark), and
+writing one commit (the demo, the benchmarks).
 
 Library users usually hold a pypaimon table already; the entry points start from strings, and
 this is where those strings are checked and pypaimon's catalog errors become ``FeedError``\\ s.
@@ -11,7 +12,7 @@ from typing import Any, Mapping
 
 from paimon_feed.errors import ConfigurationError, TableNotFoundError
 
-__all__ = ["open_catalog", "open_table", "parse_table_name", "redact"]
+__all__ = ["commit_arrow", "open_catalog", "open_table", "parse_table_name", "redact"]
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_$-]*")
 _SECRET_WORDS = ("secret", "password", "token", "credential", "key")
@@ -75,3 +76,15 @@ def open_table(
         raise TableNotFoundError(
             f"table {name} does not exist in warehouse {warehouse}"
         ) from exc
+
+
+def commit_arrow(table: Any, data: Any) -> None:
+    """Write ``data`` (a ``pyarrow.Table``) to ``table`` as one batch commit: one new snapshot."""
+    builder = table.new_batch_write_builder()
+    writer, committer = builder.new_write(), builder.new_commit()
+    try:
+        writer.write_arrow(data)
+        committer.commit(writer.prepare_commit())
+    finally:
+        writer.close()
+        committer.close()

@@ -31,6 +31,8 @@ from typing import Any
 
 import pytest
 
+from paimon_feed.tables import commit_arrow
+
 __all__ = [
     "MotoServer",
     "S3Queue",
@@ -315,15 +317,7 @@ def commit_rows(table: Any, ids: list[int]) -> None:
     data = pa.table(
         {"id": pa.array(ids, pa.int64()), "v": pa.array([f"v{i}" for i in ids], pa.string())}
     )
-    builder = table.new_batch_write_builder()
-    write = builder.new_write()
-    commit = builder.new_commit()
-    try:
-        write.write_arrow(data)
-        commit.commit(write.prepare_commit())
-    finally:
-        write.close()
-        commit.close()
+    commit_arrow(table, data)
 
 
 @pytest.fixture(scope="session")

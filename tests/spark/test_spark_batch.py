@@ -15,6 +15,8 @@ from pyspark.sql import types as T
 
 from spark_support import commit, expected_changes
 
+from paimon_feed.tables import commit_arrow
+
 ALL_TYPES_ARROW = pa.schema(
     [
         pa.field("id", pa.int64(), nullable=False),
@@ -118,12 +120,7 @@ def all_types_table(paimon):
             field.type = AtomicType(PAIMON_ONLY_TYPES[field.name])
     paimon.catalog.create_table("db.all_types", schema, False)
     table = paimon.catalog.get_table("db.all_types")
-    builder = table.new_batch_write_builder()
-    writer, committer = builder.new_write(), builder.new_commit()
-    writer.write_arrow(pa.Table.from_pylist([FULL_ROW, NULL_ROW], schema=ALL_TYPES_ARROW))
-    committer.commit(writer.prepare_commit())
-    writer.close()
-    committer.close()
+    commit_arrow(table, pa.Table.from_pylist([FULL_ROW, NULL_ROW], schema=ALL_TYPES_ARROW))
     return table
 
 

@@ -11,6 +11,8 @@ import os
 import pyarrow as pa
 from pypaimon import CatalogFactory, Schema
 
+from paimon_feed.tables import commit_arrow
+
 APPEND_SCHEMA = pa.schema(
     [pa.field("id", pa.int64(), nullable=False), ("commit", pa.int64()), ("payload", pa.string())]
 )
@@ -66,15 +68,7 @@ def rows_for(table, commit: int) -> list[dict]:
 
 def write(table, rows: list[dict]) -> None:
     schema = PK_SCHEMA if table.is_primary_key_table else APPEND_SCHEMA
-    builder = table.new_batch_write_builder()
-    writer = builder.new_write()
-    committer = builder.new_commit()
-    try:
-        writer.write_arrow(pa.Table.from_pylist(rows, schema=schema))
-        committer.commit(writer.prepare_commit())
-    finally:
-        writer.close()
-        committer.close()
+    commit_arrow(table, pa.Table.from_pylist(rows, schema=schema))
 
 
 def commit(table, n: int) -> None:
