@@ -6,21 +6,28 @@ no change for the consumer (compactions under a delta scan, say) are covered by 
 that does. Committing a batch records ``next_snapshot_id`` (= ``snapshot_id + 1``) as the
 consumer's position, the way Paimon's consumer files do.
 
+A batch never spans two table schemas: ``schema_id`` is the schema its snapshots were committed
+with, and ``schema`` the Arrow schema ``to_arrow()`` returns (with renamed columns under their new
+names, added columns present, widened types exact). A schema change is a batch boundary.
+
 Times: ``commit_time_ms`` is the writer's commit time (epoch milliseconds, from the snapshot
 file); ``detected_at`` and ``planned_at`` are epoch seconds (``time.time()``) on this machine.
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal
+from typing import TYPE_CHECKING, Any, Iterator, Literal
+
+from paimon_feed.errors import FeedError, StorageError, UnsupportedTableError, is_transient
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = ["FeedBatch", "BatchKind"]
 
-BatchKind = Literal["full", "delta", "changelog", "catch-up"]
+BatchKind = Literal["full", "delta", "changelog", "catch-up", "overwrite"]
 
 
 @dataclass(frozen=True)
@@ -36,7 +43,11 @@ class FeedBatch:
     commit_time_ms: int
     detected_at: float
     planned_at: float
-    _reader: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
+    schema_id: int = 0
+    schema: pa.Schema | None = field(default=None, repr=False, compare=False)
+    removed_splits: tuple = field(default=(), repr=False, compare=False)
+    """For ``overwrite`` batches: splits of the files the overwrite removed (read as ``-D``)."""
+    _reader: Any = field(default=None, repr=False, compare=False)
 
     @property
     def next_snapshot_id(self) -> int:
@@ -48,23 +59,56 @@ class FeedBatch:
         """How many snapshot ids this batch covers."""
         return self.snapshot_id - self.first_snapshot_id + 1
 
-    def _table_read(self):
+    def _read(self):
         if self._reader is None:
             raise TypeError(
                 f"batch for table {self.table} snapshot {self.snapshot_id} has no reader "
                 f"(it was rebuilt from JSON); plan it again with a Planner to read data"
             )
-        return self._reader()
+        return self._reader
+
+    def _removed(self) -> list | None:
+        return list(self.removed_splits) if self.kind == "overwrite" else None
 
     def to_arrow(self) -> pa.Table:
-        """Read every row of the batch into one Arrow table (with ``_row_kind`` if requested)."""
-        return self._table_read().to_arrow(list(self.splits))
+        """Read every row of the batch into one Arrow table (with ``_row_kind`` if requested).
+
+        Raises :class:`StorageError` for a storage failure (worth retrying) and
+        :class:`UnsupportedTableError` for a data file pypaimon cannot read.
+        """
+        read = self._read()
+        with self._reading():
+            return read.to_arrow(list(self.splits), removed=self._removed())
 
     def to_batches(self) -> Iterator[pa.RecordBatch]:
         """Stream the rows of the batch as Arrow record batches, for batches too big for memory."""
-        if not self.splits:
-            return iter(())
-        return iter(self._table_read().to_arrow_batch_reader(list(self.splits)))
+        read = self._read()
+        with self._reading():
+            batches = iter(read.to_batches(list(self.splits), removed=self._removed()))
+        while True:
+            with self._reading():
+                batch = next(batches, None)
+            if batch is None:
+                return
+            yield batch
+
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        try:
+            yield
+        except FeedError:
+            raise
+        except Exception as exc:
+            files = sorted({f.file_name for s in (*self.splits, *self.removed_splits) for f in s.files})
+            where = (
+                f"table {self.table}: reading snapshots {self.first_snapshot_id}..{self.snapshot_id} "
+                f"(data files {', '.join(files[:5])}{', ...' if len(files) > 5 else ''})"
+            )
+            if is_transient(exc):
+                raise StorageError(f"{where} failed: {type(exc).__name__}: {exc}") from exc
+            raise UnsupportedTableError(
+                f"{where}: pypaimon cannot read them: {type(exc).__name__}: {exc}"
+            ) from exc
 
     def to_dict(self) -> dict:
         """JSON-ready metadata of the batch (no splits, no data)."""
@@ -73,7 +117,8 @@ class FeedBatch:
             "snapshot_id": self.snapshot_id,
             "first_snapshot_id": self.first_snapshot_id,
             "kind": self.kind,
-            "splits": len(self.splits),
+            "schema_id": self.schema_id,
+            "splits": len(self.splits) + len(self.removed_splits),
             "commit_time_ms": self.commit_time_ms,
             "detected_at": self.detected_at,
             "planned_at": self.planned_at,

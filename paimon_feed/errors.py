@@ -12,6 +12,7 @@ Every error is a :class:`FeedError`, so ``except FeedError`` catches all of them
     │   └── CheckpointConflictError   another writer moved the checkpoint first
     ├── SnapshotExpiredError    the next snapshot to read was expired before it was read
     ├── StorageError            reading snapshots or data failed after retries
+    ├── UnsupportedTableError   pypaimon cannot read a file of the table (not retried)
     ├── NotifierError           a push source failed (the feed falls back to polling)
     ├── InvocationFailedError   a direct Lambda invocation had tables that failed (so it is retried)
     └── FeedClosedError         the feed was used after it was closed
@@ -33,6 +34,8 @@ __all__ = [
     "CheckpointConflictError",
     "SnapshotExpiredError",
     "StorageError",
+    "UnsupportedTableError",
+    "is_transient",
     "NotifierError",
     "InvocationFailedError",
     "FeedClosedError",
@@ -100,6 +103,34 @@ class SnapshotExpiredError(FeedError):
 
 class StorageError(FeedError, OSError):
     """Reading snapshots, manifests or data files failed after retries."""
+
+
+class UnsupportedTableError(FeedError):
+    """A file of the table cannot be parsed or read by pypaimon: a retry would fail the same
+    way, so it is reported at once, naming the table, the snapshot and the file."""
+
+
+def is_transient(exc: BaseException | None) -> bool:
+    """Whether ``exc`` is a storage failure a retry may fix (I/O errors, the S3 client's).
+
+    A parse or format error (a manifest pypaimon cannot decode, a corrupt file, a missing file)
+    is not: it fails the same way every time. Libraries wrap I/O errors (pypaimon in
+    ``RuntimeError``), so the cause chain is followed.
+
+    >>> is_transient(ConnectionResetError()), is_transient(KeyError("_VALUE_STATS_COLS"))
+    (True, False)
+    """
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, (FileNotFoundError, UnsupportedTableError)):
+            return False
+        if isinstance(exc, (OSError, TimeoutError)):
+            return True
+        if type(exc).__module__.split(".")[0] in ("botocore", "aiobotocore", "urllib3"):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 class NotifierError(FeedError):

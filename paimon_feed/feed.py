@@ -41,6 +41,7 @@ from paimon_feed.errors import (
 from paimon_feed.notifiers import Notifier, Subscription, create_notifier
 from paimon_feed.notifiers.base import cancel_and_wait
 from paimon_feed.planner import Planned, Planner, StartResolution
+from paimon_feed.planner.planner import OverwritePolicy
 from paimon_feed.start import StartSpec, parse_end, parse_start
 
 __all__ = ["ChangeFeed", "FeedMetrics", "SyncChangeFeed"]
@@ -79,6 +80,9 @@ class FeedMetrics:
     fallbacks: int = 0
     storage_retries: int = 0
     expired_restarts: int = 0
+    schema_changes: int = 0
+    current_schema_id: int | None = None
+    overwrites_skipped: int = 0
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -114,6 +118,10 @@ class ChangeFeed:
         on_expired: what to do if the next snapshot expired before it was read: ``"error"``
             (raise :class:`SnapshotExpiredError`), ``"earliest"`` or ``"latest-full"`` (log
             the gap and restart there).
+        overwrite: what to do with OVERWRITE snapshots (insert overwrite, truncate, dropped
+            partitions): ``"skip"`` them (Java Paimon's default; logged and counted in
+            :meth:`metrics`), or ``"read"`` them as ``overwrite`` batches: removed rows as ``-D``, added rows as ``+I``
+            (needs ``include_row_kind=True``).
         sqs_queue_url: the queue ``notifier="auto"``/``"sqs"`` uses for ``s3://`` tables
             (default ``$PAIMON_FEED_SQS_QUEUE_URL``).
     """
@@ -137,6 +145,7 @@ class ChangeFeed:
         auto_commit: bool = False,
         on_expired: ExpiredPolicy = "error",
         sqs_queue_url: str | None = None,
+        overwrite: OverwritePolicy = "skip",
     ) -> None:
         if reconcile_interval <= 0:
             raise ConfigurationError(f"reconcile_interval must be > 0 seconds, got {reconcile_interval}")
@@ -157,6 +166,7 @@ class ChangeFeed:
             buckets=buckets,
             include_row_kind=include_row_kind,
             catch_up_threshold=catch_up_threshold,
+            overwrite=overwrite,
         )
         self.table = table
         self.table_name = self._planner.table_name
@@ -203,6 +213,7 @@ class ChangeFeed:
         self._fallbacks = 0
         self._storage_retries = 0
         self._expired_restarts = 0
+        self._schema_changes = 0
         self._in_fallback = False
         self._latencies_ms: deque[float] = deque(maxlen=_LATENCY_WINDOW)
 
@@ -293,6 +304,14 @@ class ChangeFeed:
         if isinstance(item, _Failure):
             self._finished = True
             raise item.error
+        previous = self._last_delivered
+        if previous is not None and previous.schema_id != item.schema_id:
+            self._schema_changes += 1
+            logger.warning(
+                "table %s: schema changed from %d to %d at snapshot %d; batches now carry "
+                "columns %s", self.table_name, previous.schema_id, item.schema_id,
+                item.first_snapshot_id, item.schema.names if item.schema is not None else "?",
+            )
         self._last_yielded = item
         self._last_delivered = item
         self._batches_delivered += 1
@@ -368,6 +387,9 @@ class ChangeFeed:
             fallbacks=self._fallbacks,
             storage_retries=self._storage_retries,
             expired_restarts=self._expired_restarts,
+            schema_changes=self._schema_changes,
+            current_schema_id=delivered.schema_id if delivered else None,
+            overwrites_skipped=self._planner.overwrites_skipped,
         )
 
     # background planning -----------------------------------------------------------------

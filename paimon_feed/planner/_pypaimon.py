@@ -9,9 +9,13 @@ called here; an upgrade touches this file only.
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Iterator
+
+import pyarrow as pa
 
 from pypaimon.read.plan import Plan
 from pypaimon.read.scanner.changelog_follow_up_scanner import ChangelogFollowUpScanner
@@ -19,7 +23,16 @@ from pypaimon.read.scanner.changelog_follow_up_scanner import ChangelogFollowUpS
 from paimon_feed.errors import ConfigurationError
 
 __all__ = [
-    "StreamingPlanner",
+    "SchemaPlanner",
+    "ExactRead",
+    "table_at_schema",
+    "field_ids",
+    "rename_predicate",
+    "predicate_columns",
+    "latest_snapshot_id",
+    "earliest_snapshot_id",
+    "listed_snapshot_ids",
+    "read_snapshot",
     "table_name",
     "table_url",
     "serialize_split",
@@ -28,6 +41,10 @@ __all__ = [
     "divide_split",
     "with_read_batch_rows",
 ]
+
+logger = logging.getLogger(__name__)
+
+ROW_KIND_COLUMN = "_row_kind"
 
 
 def read_snapshot(snapshot_manager: Any, snapshot_id: int) -> Any:
@@ -131,8 +148,228 @@ def canonical_option_keys() -> dict[str, str]:
     return keys
 
 
-class StreamingPlanner:
-    """Per-snapshot planning with pypaimon's streaming scan, no polling."""
+# Snapshot hints, read the way Java Paimon reads them: a hint is trusted only when the snapshot
+# it names exists (and, for LATEST, no newer one does); a missing, empty, garbage or stale hint
+# falls back to listing the snapshot directory.
+
+_SNAPSHOT_FILE = re.compile(r"snapshot-(\d+)")
+
+
+def _read_hint(snapshot_manager: Any, name: str) -> int | None:
+    path = f"{snapshot_manager.snapshot_dir}/{name}"
+    try:
+        text = snapshot_manager.file_io.read_file_utf8(path)
+    except FileNotFoundError:
+        return None
+    try:
+        value = int(text.strip())
+    except ValueError:
+        logger.debug("snapshot hint %s holds %r, not a snapshot id; listing instead", path, text[:40])
+        return None
+    return value if value > 0 else None
+
+
+def _snapshot_exists(snapshot_manager: Any, snapshot_id: int) -> bool:
+    # A read, not pypaimon's exists(): that one answers "missing" for some storage errors.
+    try:
+        snapshot_manager.file_io.read_file_utf8(snapshot_manager.get_snapshot_path(snapshot_id))
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def listed_snapshot_ids(snapshot_manager: Any) -> list[int]:
+    """Ids of the ``snapshot-N`` files in the snapshot directory, sorted (empty if none)."""
+    directory = snapshot_manager.snapshot_dir
+    try:
+        statuses = snapshot_manager.file_io.list_status(directory)
+    except FileNotFoundError:
+        return []
+    ids = []
+    for status in statuses:
+        match = _SNAPSHOT_FILE.fullmatch(str(status.path).rstrip("/").rsplit("/", 1)[-1])
+        if match:
+            ids.append(int(match.group(1)))
+    return sorted(ids)
+
+
+def latest_snapshot_id(snapshot_manager: Any) -> int | None:
+    """The newest snapshot id (``None`` for a table without snapshots), as Java finds it."""
+    hinted = _read_hint(snapshot_manager, "LATEST")
+    if (
+        hinted is not None
+        and not _snapshot_exists(snapshot_manager, hinted + 1)
+        and _snapshot_exists(snapshot_manager, hinted)
+    ):
+        return hinted
+    ids = listed_snapshot_ids(snapshot_manager)
+    return ids[-1] if ids else None
+
+
+def earliest_snapshot_id(snapshot_manager: Any) -> int | None:
+    """The oldest retained snapshot id (``None`` for a table without snapshots)."""
+    hinted = _read_hint(snapshot_manager, "EARLIEST")
+    if hinted is not None and _snapshot_exists(snapshot_manager, hinted):
+        return hinted
+    ids = listed_snapshot_ids(snapshot_manager)
+    return ids[0] if ids else None
+
+
+# Schemas: every snapshot is planned and read with the schema it was committed with.
+
+
+def table_at_schema(table: Any, schema_id: int) -> Any:
+    """``table`` as of schema ``schema_id`` (with the same dynamic options), or ``None`` if the
+    schema file does not exist."""
+    from pypaimon.table.file_store_table import FileStoreTable
+
+    if table.table_schema.id == schema_id:
+        return table
+    schema = table.schema_manager.get_schema(schema_id)
+    if schema is None:
+        return None
+    dynamic = getattr(table, "_applied_dynamic_options", {}) or {}
+    if dynamic:
+        options = dict(schema.options)
+        for key, value in dynamic.items():
+            if value is None:
+                options.pop(key, None)
+            else:
+                options[key] = value
+        schema = schema.copy(new_options=options)
+    at_schema = FileStoreTable(
+        table.file_io, table.identifier, table.table_path, schema, table.catalog_environment
+    )
+    at_schema._applied_dynamic_options = dynamic
+    return at_schema
+
+
+def field_ids(table: Any, names: Iterable[str]) -> dict[str, int]:
+    """Field ids of ``names`` (top-level columns) in ``table``'s schema."""
+    by_name = {field.name: field.id for field in table.table_schema.fields}
+    return {name: by_name[name] for name in names if name in by_name}
+
+
+def rename_predicate(predicate: Any, names: dict[str, str], table: Any) -> Any:
+    """``predicate`` with its columns renamed by ``names`` and indexed by ``table``'s fields."""
+    from pypaimon.common.predicate import Predicate
+
+    if predicate is None:
+        return None
+    if predicate.method in ("and", "or"):
+        return Predicate(
+            method=predicate.method,
+            index=predicate.index,
+            field=predicate.field,
+            literals=[rename_predicate(child, names, table) for child in predicate.literals],
+        )
+    name = names[predicate.field]
+    return Predicate(
+        method=predicate.method,
+        index=table.field_names.index(name),
+        field=name,
+        literals=predicate.literals,
+    )
+
+
+def predicate_columns(predicate: Any) -> set[str]:
+    """The columns a predicate reads."""
+    from pypaimon.read.push_down_utils import predicate_field_names
+
+    return set(predicate_field_names(predicate)) if predicate is not None else set()
+
+
+def _partition_test(table: Any, predicate: Any) -> Callable[[Any], bool] | None:
+    """A test of a split's partition against the conjuncts of ``predicate`` that read only
+    partition columns (``None`` when there are none)."""
+    from pypaimon.read.push_down_utils import rewrite_predicate_indices, trim_predicate_by_fields
+
+    if predicate is None or not table.partition_keys:
+        return None
+    trimmed = trim_predicate_by_fields(predicate, table.partition_keys)
+    if trimmed is None:
+        return None
+    on_partition = rewrite_predicate_indices(trimmed, table.partition_keys_fields)
+    return lambda split: on_partition.test(split.partition)
+
+
+def _arrow_filter(predicate: Any, schema: pa.Schema) -> Any:
+    return predicate.to_arrow(schema) if predicate is not None else None
+
+
+def _filtered(data: Any, predicate: Any, columns: list[str] | None) -> Any:
+    """``data`` (an Arrow table or record batch) with only the rows ``predicate`` accepts and
+    only ``columns`` (all if ``None``)."""
+    if predicate is not None and data.num_rows:
+        table = data if isinstance(data, pa.Table) else pa.Table.from_batches([data])
+        table = table.filter(_arrow_filter(predicate, table.schema))
+        if isinstance(data, pa.RecordBatch):
+            table = table.combine_chunks()
+            data = table.to_batches()[0] if table.num_rows else data.slice(0, 0)
+        else:
+            data = table
+    elif predicate is not None and isinstance(data, pa.RecordBatch):
+        data = data.slice(0, 0)
+    if columns is not None and data.schema.names != columns:
+        data = data.select(columns)
+    return data
+
+
+def _with_row_kind(data: Any, kind: str) -> Any:
+    """``data`` with every ``_row_kind`` set to ``kind``."""
+    index = data.schema.get_field_index(ROW_KIND_COLUMN)
+    column = pa.array([kind] * data.num_rows, pa.string())
+    return data.set_column(index, data.schema.field(index), column)
+
+
+
+class ExactRead:
+    """Reads splits of one schema: pypaimon's ``TableRead``, then the feed's predicate applied
+    to every row.
+
+    pypaimon uses a predicate to skip files and row groups, and filters rows only on columns
+    stored in data files: a partition column is never filtered, and neither is a predicate
+    under some read paths. Applying the predicate again to the Arrow result makes it exact
+    for every batch kind; columns read only for the predicate are dropped afterwards.
+    """
+
+    def __init__(self, builder: Any, predicate: Any, columns: list[str] | None) -> None:
+        self._builder = builder
+        self._predicate = predicate
+        self._columns = columns
+        self.schema = _filtered(builder.new_read().to_arrow([]), None, columns).schema
+
+    def to_arrow(self, splits: list, *, removed: list | None = None) -> pa.Table:
+        parts = []
+        if removed:
+            parts.append(_with_row_kind(self._read_table(removed), "-D"))
+        if splits or not parts:
+            read = self._read_table(splits)
+            parts.append(_with_row_kind(read, "+I") if removed is not None else read)
+        return parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+
+    def to_batches(self, splits: list, *, removed: list | None = None) -> Iterator[pa.RecordBatch]:
+        for group, kind in ((removed or [], "-D"), (splits, "+I" if removed is not None else None)):
+            if not group:
+                continue
+            for batch in self._builder.new_read().to_arrow_batch_reader(group):
+                batch = _filtered(batch, self._predicate, self._columns)
+                if batch.num_rows:
+                    yield _with_row_kind(batch, kind) if kind is not None else batch
+
+    def _read_table(self, splits: list) -> pa.Table:
+        data = self._builder.new_read().to_arrow(splits) if splits else None
+        if data is None:
+            data = self._builder.new_read().to_arrow([])
+        return _filtered(data, self._predicate, self._columns)
+
+
+class SchemaPlanner:
+    """Plans and reads the snapshots of one schema with pypaimon's streaming scan, no polling.
+
+    ``projection`` and ``predicate`` name columns of this schema (the caller maps them from
+    the feed's schema by field id).
+    """
 
     def __init__(
         self,
@@ -144,6 +381,7 @@ class StreamingPlanner:
         include_row_kind: bool,
     ) -> None:
         self.table = table
+        self.schema_id = table.table_schema.id
         if projection is not None:
             columns = [field.name for field in table.fields]
             unknown = [name for name in projection if name not in columns]
@@ -152,24 +390,37 @@ class StreamingPlanner:
                     f"table {table_name(table)}: invalid projection {list(projection)!r}: "
                     f"unknown columns {unknown}; the table has {columns}"
                 )
+        # Columns the exact filter needs are read too, then dropped.
+        read_columns = None
+        output_columns = None
+        if projection is not None:
+            extra = [name for name in table.field_names if name in predicate_columns(predicate)
+                     and name not in projection]
+            read_columns = list(projection) + extra
+            output_columns = ([ROW_KIND_COLUMN] if include_row_kind else []) + list(projection)
         builder = table.new_stream_read_builder()
         try:
-            if projection is not None:
-                builder.with_projection(list(projection))
+            if read_columns is not None:
+                builder.with_projection(read_columns)
             if predicate is not None:
                 builder.with_filter(predicate)
             if buckets is not None:
                 builder.with_buckets(sorted(buckets))
             builder.with_include_row_kind(include_row_kind)
             self._scan = builder.new_streaming_scan()
-            builder.new_read()  # validate projection and predicate now, not at the first read
+            self.read = ExactRead(builder, predicate, output_columns)
+            # Kept for overwrite reads: whole-table state, row kinds set by the feed.
+            self._state_builder = table.new_read_builder()
+            if read_columns is not None:
+                self._state_builder.with_projection(read_columns)
+            if predicate is not None:
+                self._state_builder.with_filter(predicate)
         except (ValueError, KeyError, TypeError) as exc:
             raise ConfigurationError(
                 f"table {table_name(table)}: invalid projection {projection!r} or predicate: {exc}"
             ) from exc
-        self._builder = builder
         self._buckets = buckets
-        self._predicate = predicate
+        self._in_partition = _partition_test(table, predicate)
         scanner = self._scan.follow_up_scanner
         self.should_scan = scanner.should_scan
         self.mode = "changelog" if isinstance(scanner, ChangelogFollowUpScanner) else "delta"
@@ -184,34 +435,125 @@ class StreamingPlanner:
             and not options.data_evolution_enabled()
         )
 
-    def reader(self) -> Any:
-        """A pypaimon ``TableRead`` with the feed's projection, predicate and row kind."""
-        return self._builder.new_read()
+    @property
+    def arrow_schema(self) -> pa.Schema:
+        """The Arrow schema batches of this schema are read with."""
+        return self.read.schema
 
-    def _only_buckets(self, plan: Plan) -> Plan:
-        if self._buckets is None:
+    def _pruned(self, plan: Plan) -> Plan:
+        if self._buckets is None and self._in_partition is None:
             return plan
-        splits = [split for split in plan.splits() if split.bucket in self._buckets]
+        splits = [
+            split for split in plan.splits()
+            if (self._buckets is None or split.bucket in self._buckets)
+            and (self._in_partition is None or self._in_partition(split))
+        ]
         return Plan(splits, snapshot_id=plan.snapshot_id)
 
     def full_plan(self, snapshot: Any) -> Plan:
         plan = self._scan._create_initial_plan(snapshot)
-        return self._only_buckets(Plan(plan.splits(), snapshot_id=snapshot.id))
+        return self._pruned(Plan(plan.splits(), snapshot_id=snapshot.id))
 
     def follow_up_plan(self, snapshot: Any) -> Plan:
         plan = self._scan._create_follow_up_plan(snapshot)
-        return self._only_buckets(Plan(plan.splits(), snapshot_id=snapshot.id))
+        return self._pruned(Plan(plan.splits(), snapshot_id=snapshot.id))
 
     def catch_up_plan(self, snapshots: list, scannable: Iterable[Any], threads: int) -> Plan:
-        """One plan covering ``snapshots`` (consecutive ids, oldest first)."""
+        """One plan covering ``snapshots`` (consecutive ids of this schema, oldest first)."""
         first, last = snapshots[0], snapshots[-1]
         if self._diff_capable and all(s.commit_kind == "APPEND" for s in snapshots):
-            start = self.table.snapshot_manager().get_snapshot_by_id(first.id - 1)
+            start = read_snapshot(self.table.snapshot_manager(), first.id - 1) if first.id > 1 else None
             if start is not None or first.id == 1:
                 plan = self._scan._create_catch_up_plan(first.id, last)
-                return self._only_buckets(Plan(plan.splits(), snapshot_id=last.id))
+                return self._pruned(Plan(plan.splits(), snapshot_id=last.id))
         scannable = list(scannable)
         with ThreadPoolExecutor(max_workers=max(1, min(threads, len(scannable)))) as pool:
             plans = list(pool.map(self.follow_up_plan, scannable))
         splits = [split for plan in plans for split in plan.splits()]
         return Plan(splits, snapshot_id=last.id)
+
+    def overwrite_plan(self, snapshot: Any) -> tuple[Plan, list]:
+        """What an OVERWRITE snapshot changed: splits of the files it added, and splits of the
+        files it removed (each read as the state it held, to be delivered as ``-D``)."""
+        from pypaimon.manifest.manifest_file_manager import ManifestFileManager
+        from pypaimon.manifest.manifest_list_manager import ManifestListManager
+
+        manifests = ManifestListManager(self.table).read_delta(snapshot)
+        reader = ManifestFileManager(self.table)
+        entries = [
+            entry
+            for manifest in manifests
+            for entry in reader.read(manifest.file_name, drop_stats=True, file_size=manifest.file_size)
+        ]
+        added = self._state_splits([e for e in entries if e.kind == 0], snapshot.id)
+        removed = self._state_splits([_as_added(e) for e in entries if e.kind != 0], snapshot.id)
+        return Plan(added, snapshot_id=snapshot.id), removed
+
+    def _state_splits(self, entries: list, snapshot_id: int) -> list:
+        from pypaimon.read.scanner.append_table_split_generator import AppendTableSplitGenerator
+        from pypaimon.read.scanner.primary_key_table_split_generator import (
+            PrimaryKeyTableSplitGenerator,
+        )
+
+        if self._buckets is not None:
+            entries = [e for e in entries if e.bucket in self._buckets]
+        if not entries:
+            return []
+        options = self.table.options
+        generator = (
+            PrimaryKeyTableSplitGenerator
+            if self.table.is_primary_key_table
+            else AppendTableSplitGenerator
+        )(
+            self.table,
+            options.source_split_target_size(),
+            options.source_split_open_file_cost(),
+            deletion_files_map={},
+            snapshot_id=snapshot_id,
+        )
+        splits = generator.create_splits(entries)
+        return self._pruned(Plan(splits, snapshot_id=snapshot_id)).splits()
+
+    def state_read(self) -> ExactRead:
+        """A reader that merges primary-key files into the state they hold, for overwrite
+        batches (whose rows get their kinds from :meth:`ExactRead.to_arrow`)."""
+        return ExactRead(_StateBuilder(self._state_builder), self.read._predicate, self.read._columns)
+
+
+def _as_added(entry: Any) -> Any:
+    """A DELETE manifest entry as the ADD entry of the same file, to plan a read of it."""
+    from pypaimon.manifest.schema.manifest_entry import ManifestEntry
+
+    return ManifestEntry(
+        kind=0, partition=entry.partition, bucket=entry.bucket,
+        total_buckets=entry.total_buckets, file=entry.file,
+    )
+
+
+def _prepend_row_kind(data: Any) -> Any:
+    kinds = pa.array(["+I"] * data.num_rows, pa.string())
+    schema = pa.schema([pa.field(ROW_KIND_COLUMN, pa.string()), *data.schema])
+    if isinstance(data, pa.Table):
+        return pa.Table.from_arrays([kinds, *data.columns], schema=schema)
+    return pa.RecordBatch.from_arrays([kinds, *data.columns], schema=schema)
+
+
+class _StateBuilder:
+    """A batch ``ReadBuilder`` whose reads carry a ``_row_kind`` column, like streaming reads."""
+
+    def __init__(self, builder: Any) -> None:
+        self._builder = builder
+
+    def new_read(self) -> Any:
+        return _StateRead(self._builder.new_read())
+
+
+class _StateRead:
+    def __init__(self, read: Any) -> None:
+        self._read = read
+
+    def to_arrow(self, splits: list) -> pa.Table:
+        return _prepend_row_kind(self._read.to_arrow(splits))
+
+    def to_arrow_batch_reader(self, splits: list) -> Iterator[pa.RecordBatch]:
+        return (_prepend_row_kind(batch) for batch in self._read.to_arrow_batch_reader(splits))

@@ -5,18 +5,28 @@ each scannable one with pypaimon's own streaming planner, so what a batch contai
 what pypaimon's ``AsyncStreamingTableScan`` would have yielded for the same snapshot. Every
 pypaimon internal the project relies on is imported in this folder (see ``_pypaimon.py``).
 
-Costs are kept to what push needs: checking for new data is one existence check of
+Costs are kept to what push needs: checking for new data is one read attempt of
 ``snapshot-{next}``; the expiry check (which reads ``EARLIEST``/``LATEST``) runs only when the
-caller has reason to think it is behind.
+caller has reason to think it is behind. Snapshot files are immutable, so parsed ones are kept
+in a bounded cache: a retry or the next round never reads one twice, and a run of k snapshots
+with nothing to read costs O(k) reads.
+
+Every snapshot is planned and read with the schema it was committed with (its ``schemaId``);
+the feed's projection and predicate follow columns by field id, so renamed columns arrive under
+their new name. A batch never spans two schemas.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Literal, Sequence
+
+from cachetools import LRUCache
 
 from paimon_feed.batch import BatchKind, FeedBatch
 from paimon_feed.errors import (
@@ -25,6 +35,8 @@ from paimon_feed.errors import (
     InvalidStartError,
     SnapshotExpiredError,
     StorageError,
+    UnsupportedTableError,
+    is_transient,
 )
 from paimon_feed.planner import _pypaimon
 from paimon_feed.start import StartSpec, parse_end, parse_start
@@ -34,14 +46,28 @@ __all__ = ["Planner", "Planned", "StartResolution"]
 logger = logging.getLogger(__name__)
 
 _PLANNING_THREADS = 4
+_SNAPSHOT_CACHE_ENTRIES = 4096
+
+OverwritePolicy = Literal["skip", "read"]
+OVERWRITE_POLICIES = ("skip", "read")
+
+
+def _translate(table_name: str, what: str, exc: BaseException) -> FeedError:
+    """A pypaimon or storage failure as a FeedError: ``StorageError`` (retried by callers) if
+    a retry may fix it, ``UnsupportedTableError`` (reported at once) if not."""
+    if isinstance(exc, FeedError):
+        return exc
+    if is_transient(exc):
+        return StorageError(f"table {table_name}: {what} failed: {type(exc).__name__}: {exc}")
+    return UnsupportedTableError(
+        f"table {table_name}: {what} failed, and would fail again: {type(exc).__name__}: {exc}. "
+        f"pypaimon cannot read this part of the table; check the table's Paimon version "
+        f"against the README's compatibility table"
+    )
 
 
 def _storage_boundary(method):
-    """Translate storage failures escaping a public planner method into :class:`StorageError`.
-
-    pypaimon surfaces storage trouble as whatever its file system raised (OSError, pyarrow's
-    errors, botocore's); callers should only have to know ``FeedError``.
-    """
+    """Translate failures escaping a public planner method into FeedErrors (see _translate)."""
 
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
@@ -50,9 +76,7 @@ def _storage_boundary(method):
         except FeedError:
             raise
         except Exception as exc:
-            raise StorageError(
-                f"table {self.table_name}: {method.__name__} failed: {type(exc).__name__}: {exc}"
-            ) from exc
+            raise _translate(self.table_name, method.__name__, exc) from exc
 
     return wrapper
 
@@ -86,13 +110,20 @@ class Planner:
     """Plans FeedBatches for one table.
 
     Args:
-        table: a pypaimon ``FileStoreTable``.
-        projection: column names to read (default: all).
-        predicate: a pypaimon ``Predicate`` pushed into planning and reading.
+        table: a pypaimon ``FileStoreTable``. ``projection`` and ``predicate`` name columns of
+            its schema; snapshots of other schemas get them mapped by field id.
+        projection: column names to read (default: all columns of each snapshot's schema).
+        predicate: a pypaimon ``Predicate``: pushed into planning (partition pruning) and
+            applied exactly to every row read, in every batch kind.
         buckets: only plan these bucket ids (for sharded consumers).
         include_row_kind: add a ``_row_kind`` column (``+I``, ``-U``, ``+U``, ``-D``).
         catch_up_threshold: when more than this many snapshots are waiting, plan them as one
             ``catch-up`` batch instead of one batch each.
+        overwrite: what to do with OVERWRITE snapshots (``INSERT OVERWRITE``, truncate, drop
+            partition): ``"skip"`` them (Java Paimon's default, ``streaming-read-overwrite =
+            false``), logged and counted in :attr:`overwrites_skipped`; or ``"read"`` them as
+            one ``overwrite`` batch each, the rows they removed as ``-D`` and the rows they
+            added as ``+I`` (needs ``include_row_kind``).
     """
 
     def __init__(
@@ -104,10 +135,20 @@ class Planner:
         buckets: Iterable[int] | None = None,
         include_row_kind: bool = False,
         catch_up_threshold: int = 10,
+        overwrite: OverwritePolicy = "skip",
     ) -> None:
-        if catch_up_threshold < 1:
+        if not isinstance(catch_up_threshold, int) or catch_up_threshold < 1:
             raise ConfigurationError(
-                f"catch_up_threshold must be >= 1, got {catch_up_threshold}"
+                f"catch_up_threshold must be an int >= 1, got {catch_up_threshold!r}"
+            )
+        if overwrite not in OVERWRITE_POLICIES:
+            raise ConfigurationError(
+                f"overwrite must be one of {', '.join(OVERWRITE_POLICIES)}, got {overwrite!r}"
+            )
+        if overwrite == "read" and not include_row_kind:
+            raise ConfigurationError(
+                "overwrite='read' delivers removed rows as -D and added rows as +I: "
+                "set include_row_kind=True so the two can be told apart"
             )
         self.table = table
         self.table_name = _pypaimon.table_name(table)
@@ -117,46 +158,62 @@ class Planner:
         self.include_row_kind = include_row_kind
         self.projection = list(projection) if projection is not None else None
         self.predicate = predicate
-        self._streaming = _pypaimon.StreamingPlanner(
-            table,
-            projection=self.projection,
-            predicate=predicate,
-            buckets=self.buckets,
-            include_row_kind=include_row_kind,
+        self.overwrite = overwrite
+        self.overwrites_skipped = 0
+        self._last_overwrite_seen = 0
+        # Columns the caller named, by field id, so they can be followed through renames.
+        self._projection_ids = (
+            _pypaimon.field_ids(table, self.projection) if self.projection is not None else None
         )
-        self.mode: BatchKind = self._streaming.mode
+        self._predicate_ids = _pypaimon.field_ids(table, _pypaimon.predicate_columns(predicate))
+        self._schemas: dict[int, _pypaimon.SchemaPlanner] = {}
+        self._schemas_lock = threading.Lock()
+        base = self._schema_planner(table.table_schema.id)  # validates projection and predicate
+        self.mode: BatchKind = base.mode
         self._snapshots = table.snapshot_manager()
+        self._snapshot_cache: LRUCache = LRUCache(maxsize=_SNAPSHOT_CACHE_ENTRIES)
 
-    # snapshots ---------------------------------------------------------------------------
+    # Snapshots.
     @property
     def file_io(self) -> Any:
         return self.table.file_io
 
     def _get_snapshot(self, snapshot_id: int):
+        """Snapshot ``snapshot_id`` or ``None`` if its file does not exist (yet, or any more)."""
+        cached = self._snapshot_cache.get(snapshot_id)
+        if cached is not None:
+            return cached
         try:
-            return _pypaimon.read_snapshot(self._snapshots, snapshot_id)
-        except Exception as exc:  # pypaimon raises plain OSError/ValueError from storage
-            raise StorageError(
-                f"table {self.table_name}: cannot read snapshot {snapshot_id}: {exc}"
-            ) from exc
+            snapshot = _pypaimon.read_snapshot(self._snapshots, snapshot_id)
+        except Exception as exc:
+            path = self._snapshots.get_snapshot_path(snapshot_id)
+            raise _translate(self.table_name, f"reading snapshot {snapshot_id} ({path})", exc) from exc
+        if snapshot is not None:
+            self._snapshot_cache[snapshot_id] = snapshot
+        return snapshot
+
+    def _get_snapshots(self, snapshot_ids: Sequence[int]) -> list:
+        """The snapshots of ``snapshot_ids`` (``None`` for missing ones), read concurrently."""
+        missing = [i for i in snapshot_ids if i not in self._snapshot_cache]
+        if len(missing) > 1:
+            with ThreadPoolExecutor(max_workers=_PLANNING_THREADS) as pool:
+                list(pool.map(self._get_snapshot, missing))
+        return [self._get_snapshot(i) for i in snapshot_ids]
 
     @_storage_boundary
     def latest_snapshot_id(self) -> int | None:
-        """The newest snapshot id, or ``None`` for a table with no snapshot yet."""
-        latest = self._snapshots.get_latest_snapshot()
-        return latest.id if latest is not None else None
+        """The newest snapshot id, or ``None`` for a table with no snapshot yet.
+
+        Read as Java Paimon reads it: the ``LATEST`` hint if it names an existing snapshot
+        with no newer one, else a listing of the snapshot directory.
+        """
+        return _pypaimon.latest_snapshot_id(self._snapshots)
 
     @_storage_boundary
     def earliest_snapshot_id(self) -> int | None:
-        """The oldest retained snapshot id, or ``None`` for an empty table."""
-        latest = self.latest_snapshot_id()
-        if latest is None:
-            return None
-        try:
-            earliest = self._snapshots.try_get_earliest_snapshot(latest)
-        except RuntimeError:  # pypaimon's "cannot find earliest snapshot"
-            return latest
-        return earliest.id if earliest is not None else latest
+        """The oldest retained snapshot id, or ``None`` for an empty table (the ``EARLIEST``
+        hint if it names an existing snapshot, else a listing)."""
+        return _pypaimon.earliest_snapshot_id(self._snapshots)
 
     @_storage_boundary
     def check_not_expired(self, next_snapshot_id: int) -> None:
@@ -170,11 +227,84 @@ class Planner:
         latest = self.latest_snapshot_id()
         if latest is None or latest < next_snapshot_id:
             return
+        self._snapshot_cache.pop(next_snapshot_id, None)
         if self._get_snapshot(next_snapshot_id) is not None:
             return
         raise SnapshotExpiredError(self.table_name, next_snapshot_id, self.earliest_snapshot_id())
 
-    # start positions ---------------------------------------------------------------------
+    # Schemas.
+    def _schema_planner(self, schema_id: int) -> _pypaimon.SchemaPlanner:
+        """The planner of one schema, with the feed's columns mapped to it by field id."""
+        with self._schemas_lock:
+            planner = self._schemas.get(schema_id)
+            if planner is not None:
+                return planner
+            table = _pypaimon.table_at_schema(self.table, schema_id)
+            if table is None:
+                raise UnsupportedTableError(
+                    f"table {self.table_name}: schema {schema_id} (schema/schema-{schema_id}) "
+                    f"does not exist, but a snapshot was committed with it"
+                )
+            names = {field.id: field.name for field in table.table_schema.fields}
+            projection = None
+            if self._projection_ids is not None:
+                projection = [names[i] for i in self._projection_ids.values() if i in names]
+                dropped = [n for n, i in self._projection_ids.items() if i not in names]
+                if dropped:
+                    logger.warning(
+                        "table %s: projected columns %s do not exist in schema %d; its batches "
+                        "come without them", self.table_name, dropped, schema_id,
+                    )
+                if not projection:
+                    raise ConfigurationError(
+                        f"table {self.table_name}: none of the projected columns "
+                        f"{self.projection} exists in schema {schema_id} (dropped?); restart "
+                        f"the feed with a projection of that schema's columns"
+                    )
+            missing = [n for n, i in self._predicate_ids.items() if i not in names]
+            if missing:
+                raise ConfigurationError(
+                    f"table {self.table_name}: the predicate reads columns {missing}, which "
+                    f"schema {schema_id} does not have (dropped?); the feed cannot tell which "
+                    f"rows of its snapshots match. Restart it with a predicate on existing columns"
+                )
+            predicate = _pypaimon.rename_predicate(
+                self.predicate, {n: names[i] for n, i in self._predicate_ids.items()}, table
+            )
+            planner = _pypaimon.SchemaPlanner(
+                table,
+                projection=projection,
+                predicate=predicate,
+                buckets=self.buckets,
+                include_row_kind=self.include_row_kind,
+            )
+            self._schemas[schema_id] = planner
+            return planner
+
+    def arrow_schema(self, schema_id: int | None = None) -> Any:
+        """The Arrow schema batches of ``schema_id`` (default: the table's) are read with."""
+        return self._schema_planner(
+            self.table.table_schema.id if schema_id is None else schema_id
+        ).arrow_schema
+
+    def _scannable(self, snapshot: Any) -> bool:
+        """Whether ``snapshot`` has anything for this feed (OVERWRITE: by the policy)."""
+        if snapshot.commit_kind == "OVERWRITE":
+            if self.overwrite == "read":
+                return True
+            if snapshot.id > self._last_overwrite_seen:
+                self._last_overwrite_seen = snapshot.id
+                self.overwrites_skipped += 1
+                logger.warning(
+                    "table %s: snapshot %d is an OVERWRITE (insert overwrite, truncate or "
+                    "dropped partition); skipped, as Java Paimon's streaming reads do by "
+                    "default. overwrite='read' delivers its removed rows as -D and added as +I",
+                    self.table_name, snapshot.id,
+                )
+            return False
+        return self._schema_planner(snapshot.schema_id).should_scan(snapshot)
+
+    # Start positions.
     @_storage_boundary
     def resolve_start(self, start: StartSpec, end: int | str | None = None) -> StartResolution | None:
         """Resolve a start spec against the table now.
@@ -216,14 +346,26 @@ class Planner:
         return resolution
 
     def _first_after(self, timestamp_ms: int) -> int:
-        """The first snapshot committed after ``timestamp_ms`` (may not exist yet)."""
-        try:
-            at_or_before = self._snapshots.earlier_or_equal_time_mills(timestamp_ms)
-        except RuntimeError:
-            at_or_before = None
-        if at_or_before is not None:
-            return at_or_before.id + 1
-        return self.earliest_snapshot_id() or 1
+        """The first snapshot committed after ``timestamp_ms`` (may not exist yet): a binary
+        search over the retained snapshots by commit time (expired gaps are stepped over)."""
+        earliest, latest = self.earliest_snapshot_id(), self.latest_snapshot_id()
+        if earliest is None or latest is None:
+            return 1
+        low, high, answer = earliest, latest, latest + 1
+        while low <= high:
+            middle = (low + high) // 2
+            probe = middle
+            snapshot = self._get_snapshot(probe)
+            while snapshot is None and probe < high:  # expired while we searched
+                probe += 1
+                snapshot = self._get_snapshot(probe)
+            if snapshot is None:
+                high = middle - 1
+            elif snapshot.time_millis > timestamp_ms:
+                answer, high = snapshot.id, middle - 1
+            else:
+                low = probe + 1
+        return answer
 
     @_storage_boundary
     def first_batch(self, start: StartSpec, end: int | str | None = None) -> tuple[FeedBatch | None, int | None]:
@@ -239,10 +381,11 @@ class Planner:
             return None, resolution.next_snapshot_id
         return self.full_batch(resolution.full_snapshot_id), resolution.next_snapshot_id
 
-    # planning ----------------------------------------------------------------------------
+    # Planning.
     @_storage_boundary
     def full_batch(self, snapshot_id: int, *, detected_at: float | None = None) -> FeedBatch:
-        """The whole table state at ``snapshot_id`` as one ``full`` batch."""
+        """The whole table state at ``snapshot_id`` as one ``full`` batch (read with the
+        schema of that snapshot)."""
         snapshot = self._get_snapshot(snapshot_id)
         if snapshot is None:
             self.check_not_expired(snapshot_id)
@@ -250,7 +393,8 @@ class Planner:
                 f"table {self.table_name}: snapshot {snapshot_id} does not exist yet"
             )
         started = time.time()
-        plan = self._plan(lambda: self._streaming.full_plan(snapshot), snapshot_id)
+        planner = self._schema_planner(snapshot.schema_id)
+        plan = self._plan(lambda: planner.full_plan(snapshot), snapshot)
         return self._batch(plan, "full", snapshot_id, snapshot, detected_at or started)
 
     @_storage_boundary
@@ -268,9 +412,10 @@ class Planner:
 
         Reads snapshot files forward until one is missing, ``end`` (inclusive) is passed or
         ``limit`` batches are planned. More than ``catch_up_threshold`` snapshots behind, the
-        waiting range is planned as one ``catch-up`` batch. With ``check_expiry``, a missing
-        ``next_snapshot_id`` is checked against the retained range and raises
-        :class:`SnapshotExpiredError` if it was expired.
+        waiting range is planned as one ``catch-up`` batch (cut where the schema changes, or
+        at an overwrite that is read). With ``check_expiry``, a missing ``next_snapshot_id`` is
+        checked against the retained range and raises :class:`SnapshotExpiredError` if it was
+        expired.
 
         ``hinted_snapshot_id`` is the newest snapshot a notifier reported. It only saves
         requests: no look-ahead probe when the hint says the consumer is not far behind, and
@@ -292,12 +437,15 @@ class Planner:
                         self.check_not_expired(position)
                     break
                 if not batches and self._far_behind(position, end, hinted_snapshot_id):
-                    batch = self._catch_up(covered_from, snapshot, end, detected)
-                    if batch is not None:
-                        return Planned((batch,), batch.snapshot_id + 1)
-                if self._streaming.should_scan(snapshot):
-                    plan = self._plan(lambda: self._streaming.follow_up_plan(snapshot), position)
-                    batches.append(self._batch(plan, self.mode, covered_from, snapshot, detected))
+                    caught_up = self._catch_up(covered_from, snapshot, end, detected)
+                    if isinstance(caught_up, FeedBatch):
+                        return Planned((caught_up,), caught_up.snapshot_id + 1, more=True)
+                    if caught_up > position:  # a run with nothing to read, each read once
+                        position = caught_up
+                        continue
+                batch = self._plan_snapshot(covered_from, snapshot, detected)
+                if batch is not None:
+                    batches.append(batch)
                     covered_from = position + 1
             except StorageError as exc:
                 if not batches:
@@ -320,48 +468,74 @@ class Planner:
         """
         batches: list[FeedBatch] = []
         covered_from = first_snapshot_id
-        for snapshot_id in range(first_snapshot_id, last_snapshot_id + 1):
-            snapshot = self._get_snapshot(snapshot_id)
+        ids = range(first_snapshot_id, last_snapshot_id + 1)
+        for snapshot_id, snapshot in zip(ids, self._get_snapshots(ids)):
             if snapshot is None:
                 self.check_not_expired(snapshot_id)
                 raise StorageError(
                     f"table {self.table_name}: snapshot {snapshot_id} of the planned range "
                     f"{first_snapshot_id}..{last_snapshot_id} does not exist"
                 )
-            if self._streaming.should_scan(snapshot):
-                plan = self._plan(lambda: self._streaming.follow_up_plan(snapshot), snapshot_id)
-                batches.append(self._batch(plan, self.mode, covered_from, snapshot, time.time()))
+            batch = self._plan_snapshot(covered_from, snapshot, time.time())
+            if batch is not None:
+                batches.append(batch)
                 covered_from = snapshot_id + 1
         return batches
+
+    def _plan_snapshot(self, covered_from: int, snapshot: Any, detected_at: float) -> FeedBatch | None:
+        """The batch of one snapshot (covering ``covered_from..snapshot.id``), or ``None`` if
+        it has nothing for this feed."""
+        if not self._scannable(snapshot):
+            return None
+        planner = self._schema_planner(snapshot.schema_id)
+        if snapshot.commit_kind == "OVERWRITE":
+            plan, removed = self._plan(lambda: planner.overwrite_plan(snapshot), snapshot)
+            return self._batch(plan, "overwrite", covered_from, snapshot, detected_at, removed=removed)
+        plan = self._plan(lambda: planner.follow_up_plan(snapshot), snapshot)
+        return self._batch(plan, self.mode, covered_from, snapshot, detected_at)
 
     def _far_behind(self, position: int, end: int | None, hinted: int | None) -> bool:
         ahead = position + self.catch_up_threshold
         if (end is not None and ahead > end) or (hinted is not None and hinted < ahead):
             return False
-        return self.file_io.exists(self._snapshots.get_snapshot_path(ahead))
+        return self._get_snapshot(ahead) is not None
 
     def _catch_up(
         self, first_id: int, first_snapshot: Any, end: int | None, detected_at: float
-    ) -> FeedBatch | None:
-        """One batch for everything from ``first_id`` to the latest snapshot (or ``end``)."""
+    ) -> FeedBatch | int:
+        """One batch for the waiting range from ``first_snapshot``, or, if nothing in it is to
+        be read, the id of the first snapshot after the part of the range that was looked at.
+
+        The range ends at the latest snapshot (or ``end``), and before the first snapshot of
+        another schema or an overwrite that is read: a batch is read with one schema, and an
+        overwrite is a batch of its own.
+        """
         latest = self.latest_snapshot_id()
         last_id = latest if end is None else min(latest, end)
         ids = list(range(first_snapshot.id, last_id + 1))
-        fetched = self._snapshots.get_snapshots_batch(ids, max_workers=_PLANNING_THREADS)
         snapshots = []
-        for snapshot_id in ids:
-            snapshot = fetched.get(snapshot_id)
+        for snapshot_id, snapshot in zip(ids, self._get_snapshots(ids)):
             if snapshot is None:
                 self.check_not_expired(snapshot_id)
                 break  # not visible yet on this store: catch up to what is there
+            if snapshot.schema_id != first_snapshot.schema_id or (
+                snapshot.commit_kind == "OVERWRITE" and self.overwrite == "read"
+            ):
+                break
             snapshots.append(snapshot)
-        scannable = [s for s in snapshots if self._streaming.should_scan(s)]
+        if not snapshots:
+            return first_snapshot.id
+        scannable = [s for s in snapshots if self._scannable(s)]
         if not scannable:
-            return None
+            logger.debug(
+                "table %s: snapshots %d..%d have nothing to read", self.table_name,
+                snapshots[0].id, snapshots[-1].id,
+            )
+            return snapshots[-1].id + 1
         last = snapshots[-1]
+        planner = self._schema_planner(first_snapshot.schema_id)
         plan = self._plan(
-            lambda: self._streaming.catch_up_plan(snapshots, scannable, _PLANNING_THREADS),
-            last.id,
+            lambda: planner.catch_up_plan(snapshots, scannable, _PLANNING_THREADS), last
         )
         logger.info(
             "table %s: %d snapshots behind, caught up %d..%d in one batch (%d splits)",
@@ -369,24 +543,38 @@ class Planner:
         )
         return self._batch(plan, "catch-up", first_id, last, detected_at)
 
-    def _plan(self, make_plan, snapshot_id: int):
+    def _plan(self, make_plan, snapshot: Any):
         try:
             return make_plan()
         except FeedError:
             raise
         except FileNotFoundError as exc:
-            self.check_not_expired(snapshot_id)
+            self.check_not_expired(snapshot.id)
             raise StorageError(
-                f"table {self.table_name}: a file of snapshot {snapshot_id} is missing: {exc}"
+                f"table {self.table_name}: a file of snapshot {snapshot.id} is missing: {exc}"
             ) from exc
         except Exception as exc:
-            raise StorageError(
-                f"table {self.table_name}: cannot plan snapshot {snapshot_id}: {exc}"
+            lists = ", ".join(
+                name for name in (
+                    snapshot.base_manifest_list, snapshot.delta_manifest_list,
+                    snapshot.changelog_manifest_list,
+                ) if name
+            )
+            raise _translate(
+                self.table_name, f"planning snapshot {snapshot.id} (manifest lists {lists})", exc
             ) from exc
 
     def _batch(
-        self, plan: Any, kind: BatchKind, first_id: int, snapshot: Any, detected_at: float
+        self,
+        plan: Any,
+        kind: BatchKind,
+        first_id: int,
+        snapshot: Any,
+        detected_at: float,
+        *,
+        removed: Sequence[Any] = (),
     ) -> FeedBatch:
+        planner = self._schema_planner(snapshot.schema_id)
         return FeedBatch(
             table=self.table_name,
             snapshot_id=snapshot.id,
@@ -397,6 +585,8 @@ class Planner:
             commit_time_ms=snapshot.time_millis,
             detected_at=detected_at,
             planned_at=time.time(),
-            _reader=self._streaming.reader,
+            schema_id=snapshot.schema_id,
+            schema=planner.arrow_schema,
+            removed_splits=tuple(removed),
+            _reader=planner.state_read() if kind == "overwrite" else planner.read,
         )
-
