@@ -15,6 +15,7 @@ from paimon_feed.errors import (
     SnapshotExpiredError,
     StorageError,
     TableNotFoundError,
+    UnsupportedTableError,
 )
 from paimon_feed.feed import ChangeFeed, FeedMetrics, SyncChangeFeed
 from paimon_feed.notifiers import LocalNotifier, Notifier, PollingNotifier, SnapshotHint
@@ -48,6 +49,7 @@ __all__ = [
     "CheckpointConflictError",
     "SnapshotExpiredError",
     "StorageError",
+    "UnsupportedTableError",
     "NotifierError",
     "FeedClosedError",
     "__version__",
