@@ -1,19 +1,9 @@
 """The synchronous planner: coverage, catch-up equivalence, determinism, storage cost."""
 
-import pyarrow as pa
 import pytest
 
 from paimon_feed import InvalidStartError, Planner, SnapshotExpiredError
-from support.tables import APPEND_SCHEMA, append_rows, commit, expire_snapshots
-
-
-def overwrite(table, n):
-    builder = table.new_batch_write_builder().overwrite()
-    writer, committer = builder.new_write(), builder.new_commit()
-    writer.write_arrow(pa.Table.from_pylist(append_rows(n), schema=APPEND_SCHEMA))
-    committer.commit(writer.prepare_commit())
-    writer.close()
-    committer.close()
+from support.tables import commit, expire_snapshots, overwrite
 
 
 def rows(batches):

@@ -14,12 +14,11 @@ from pypaimon import Schema
 from paimon_feed import ChangeFeed, Planner, SnapshotExpiredError, StorageError, UnsupportedTableError
 from paimon_feed.tables import commit_arrow
 from support.tables import (
-    APPEND_SCHEMA,
-    append_rows,
     catalog,
     commit,
     create_append_table,
     expire_snapshots,
+    overwrite,
     table_dir,
 )
 
@@ -42,15 +41,6 @@ class CountingReads:
     @property
     def total(self) -> int:
         return sum(self.by_path.values())
-
-
-def overwrite(table, n):
-    builder = table.new_batch_write_builder().overwrite()
-    writer, committer = builder.new_write(), builder.new_commit()
-    writer.write_arrow(pa.Table.from_pylist(append_rows(n), schema=APPEND_SCHEMA))
-    committer.commit(writer.prepare_commit())
-    writer.close()
-    committer.close()
 
 
 def plan_all(planner, first):

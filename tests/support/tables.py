@@ -76,6 +76,18 @@ def commit(table, n: int) -> None:
     write(table, rows_for(table, n))
 
 
+def overwrite(table, n: int) -> None:
+    """Replace the whole table with commit ``n``'s rows: an OVERWRITE snapshot."""
+    builder = table.new_batch_write_builder().overwrite()
+    writer, committer = builder.new_write(), builder.new_commit()
+    try:
+        writer.write_arrow(pa.Table.from_pylist(rows_for(table, n), schema=APPEND_SCHEMA))
+        committer.commit(writer.prepare_commit())
+    finally:
+        writer.close()
+        committer.close()
+
+
 def table_dir(table) -> str:
     path = str(table.table_path)
     return path[len("file://"):] if path.startswith("file://") else path
