@@ -6,6 +6,8 @@ A start spec says where a consumer without a checkpoint begins:
 - ``"latest"``: only changes committed after the feed starts.
 - ``"earliest"``: the changes of every retained snapshot, from the earliest one.
 - ``42``, ``"42"`` or ``"snapshot:42"``: the changes of snapshot 42 and every one after it.
+- ``"tag:NAME"``: the full state of the table as tagged, then every change after the tag's
+  snapshot (like Java Paimon's ``scan.tag-name``).
 - ``"time:2026-11-20T08:00:00Z"``, ``"time:2026-11-20"`` or ``"time:-1h"`` (also ``-30m``,
   ``-7d``, ``-90s``, ``-2w``): changes committed after that instant. A bare ``-1h`` is accepted
   too, as in ``paimon tail --from -1h``.
@@ -14,9 +16,11 @@ End positions are snapshot ids, inclusive: the feed stops by itself after delive
 that covers the end snapshot.
 
 >>> parse_start("snapshot:42")
-StartPosition(kind='snapshot', snapshot_id=42, timestamp_ms=None)
+StartPosition(kind='snapshot', snapshot_id=42, timestamp_ms=None, tag=None)
 >>> parse_start("time:-1h", now_ms=7_200_000).timestamp_ms
 3600000
+>>> parse_start("tag:nightly-2026-11-20").to_spec()
+'tag:nightly-2026-11-20'
 >>> parse_end("snapshot:7")
 7
 """
@@ -32,29 +36,34 @@ from paimon_feed.errors import InvalidStartError
 
 __all__ = ["StartPosition", "StartSpec", "parse_start", "parse_end"]
 
-StartKind = Literal["latest-full", "latest", "earliest", "snapshot", "time"]
+StartKind = Literal["latest-full", "latest", "earliest", "snapshot", "time", "tag"]
 StartSpec = Union[str, int, "StartPosition"]
 
+_TAG_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 _RELATIVE = re.compile(r"-([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|h|d|w)")
 _UNIT_MS = {"ms": 1, "s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
 _GRAMMAR = (
     "use 'latest-full', 'latest', 'earliest', a snapshot id ('42' or 'snapshot:42'), "
-    "'time:<ISO-8601>' or a relative time such as 'time:-1h'"
+    "'tag:<name>', 'time:<ISO-8601>' or a relative time such as 'time:-1h'"
 )
 
 
 @dataclass(frozen=True)
 class StartPosition:
-    """A parsed start spec; ``snapshot_id`` and ``timestamp_ms`` are set for their kinds."""
+    """A parsed start spec; ``snapshot_id``, ``timestamp_ms`` and ``tag`` are set for their
+    kinds."""
 
     kind: StartKind
     snapshot_id: int | None = None
     timestamp_ms: int | None = None
+    tag: str | None = None
 
     def to_spec(self) -> str:
         """The string form, which :func:`parse_start` reads back."""
         if self.kind == "snapshot":
             return f"snapshot:{self.snapshot_id}"
+        if self.kind == "tag":
+            return f"tag:{self.tag}"
         if self.kind == "time":
             instant = datetime.fromtimestamp(self.timestamp_ms / 1000, tz=timezone.utc)
             return f"time:{instant.isoformat(timespec='milliseconds')}"
@@ -108,6 +117,14 @@ def parse_start(spec: StartSpec, *, now_ms: int | None = None) -> StartPosition:
         return StartPosition("snapshot", snapshot_id=_parse_snapshot_id(text[9:].strip(), spec))
     if lowered.startswith("time:"):
         return StartPosition("time", timestamp_ms=_parse_instant_ms(text[5:].strip(), spec, now))
+    if lowered.startswith("tag:"):
+        name = text[4:].strip()
+        if not _TAG_NAME.fullmatch(name):
+            raise InvalidStartError(
+                f"invalid tag in position {spec!r}: give 'tag:<name>' with a tag name of "
+                f"letters, digits, '_', '-' or '.'"
+            )
+        return StartPosition("tag", tag=name)
     if text.isascii() and text.isdigit():
         return StartPosition("snapshot", snapshot_id=_parse_snapshot_id(text, spec))
     if _RELATIVE.fullmatch(text):

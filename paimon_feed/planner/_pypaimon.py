@@ -557,3 +557,34 @@ class _StateRead:
 
     def to_arrow_batch_reader(self, splits: list) -> Iterator[pa.RecordBatch]:
         return (_prepend_row_kind(batch) for batch in self._read.to_arrow_batch_reader(splits))
+
+
+def read_state(table: Any, splits: list, row_kind: str) -> Iterator[pa.RecordBatch]:
+    """The rows ``splits`` hold once merged (a primary key's latest version), as Arrow
+    batches whose ``_row_kind`` is ``row_kind``: how overwrite batches are read."""
+    for batch in _StateRead(table.new_read_builder().new_read()).to_arrow_batch_reader(splits):
+        if batch.num_rows:
+            yield _with_row_kind(batch, row_kind)
+
+
+def read_tags(table: Any) -> dict[str, Any]:
+    """The table's tags by name, each as the snapshot it holds (empty if it has none)."""
+    from pypaimon.common.json_util import JSON
+    from pypaimon.tag.tag import Tag
+
+    manager = table.tag_manager()
+    directory = manager.tag_directory()
+    try:
+        statuses = table.file_io.list_status(directory)
+    except FileNotFoundError:
+        return {}
+    tags = {}
+    for status in statuses:
+        name = str(status.path).rstrip("/").rsplit("/", 1)[-1]
+        if name.startswith("tag-"):
+            try:
+                text = table.file_io.read_file_utf8(manager.tag_path(name[4:]))
+            except FileNotFoundError:
+                continue  # deleted while listing
+            tags[name[4:]] = JSON.from_json(text, Tag)
+    return tags

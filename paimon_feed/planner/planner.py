@@ -172,6 +172,7 @@ class Planner:
         self.mode: BatchKind = base.mode
         self._snapshots = table.snapshot_manager()
         self._snapshot_cache: LRUCache = LRUCache(maxsize=_SNAPSHOT_CACHE_ENTRIES)
+        self._tag_snapshots: dict[int, Any] = {}
 
     # Snapshots.
     @property
@@ -335,6 +336,9 @@ class Planner:
                 )
             self.check_not_expired(wanted)
             resolution = StartResolution(next_snapshot_id=wanted)
+        elif position.kind == "tag":
+            tagged = self._tagged_snapshot(position.tag)
+            resolution = StartResolution(next_snapshot_id=tagged.id + 1, full_snapshot_id=tagged.id)
         else:  # time
             resolution = StartResolution(next_snapshot_id=self._first_after(position.timestamp_ms))
         if end_id is not None and end_id < resolution.next_snapshot_id - 1:
@@ -344,6 +348,27 @@ class Planner:
                 f"give an end at or after it"
             )
         return resolution
+
+    def _tagged_snapshot(self, name: str) -> Any:
+        """The snapshot tag ``name`` holds (it outlives the snapshot's own file)."""
+        tags = _pypaimon.read_tags(self.table)
+        if name not in tags:
+            raise InvalidStartError(
+                f"table {self.table_name} has no tag {name!r}; its tags: "
+                f"{sorted(tags) or 'none'}"
+            )
+        self._tag_snapshots[tags[name].id] = tags[name]
+        return tags[name]
+
+    def _snapshot_or_tag(self, snapshot_id: int) -> Any:
+        """Snapshot ``snapshot_id`` from its file, or from a tag holding it once it expired."""
+        snapshot = self._get_snapshot(snapshot_id) or self._tag_snapshots.get(snapshot_id)
+        if snapshot is None:
+            for tag in _pypaimon.read_tags(self.table).values():
+                if tag.id == snapshot_id:
+                    self._tag_snapshots[snapshot_id] = tag
+                    return tag
+        return snapshot
 
     def _first_after(self, timestamp_ms: int) -> int:
         """The first snapshot committed after ``timestamp_ms`` (may not exist yet): a binary
@@ -385,8 +410,8 @@ class Planner:
     @_storage_boundary
     def full_batch(self, snapshot_id: int, *, detected_at: float | None = None) -> FeedBatch:
         """The whole table state at ``snapshot_id`` as one ``full`` batch (read with the
-        schema of that snapshot)."""
-        snapshot = self._get_snapshot(snapshot_id)
+        schema of that snapshot). A snapshot whose file expired is read from a tag holding it."""
+        snapshot = self._snapshot_or_tag(snapshot_id)
         if snapshot is None:
             self.check_not_expired(snapshot_id)
             raise InvalidStartError(

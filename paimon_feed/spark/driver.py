@@ -43,7 +43,7 @@ from paimon_feed.spark.options import (
     InvalidOptionError,
     SourceOptions,
 )
-from paimon_feed.spark.schema import SNAPSHOT_ID_COLUMN
+from paimon_feed.spark.schema import SNAPSHOT_ID_COLUMN, SchemaChangedError
 from paimon_feed.spark.tracker import SnapshotTracker, StorageCounter
 from paimon_feed.tables import open_table
 
@@ -78,12 +78,18 @@ class SplitGroup:
     ``snapshot_ids`` holds, for each split, the snapshot whose changes it reads (for a full
     state, the snapshot it was read at). ``first_snapshot_id``/``last_snapshot_id``
     (inclusive) name the snapshots the splits came from, for logs and the Spark UI.
+    ``schema_id`` is the table schema every split is read into: the query's, which is never
+    older than the schema a split was written with. ``row_kinds`` is empty, or holds for each
+    split ``None`` (a change read as it was written) or the row kind every row of the split's
+    merged state gets (``-D``/``+I``: the rows an overwrite removed or added).
     """
 
     splits: tuple[bytes, ...]
     snapshot_ids: tuple[int, ...]
     first_snapshot_id: int
     kind: str
+    schema_id: int = 0
+    row_kinds: tuple[str | None, ...] = ()
 
     @property
     def last_snapshot_id(self) -> int:
@@ -140,23 +146,26 @@ def pack_splits(
     parallelism, which a Python source cannot see); large append-table splits are cut so their
     files are read in parallel. Primary-key splits stay whole (they are merged on read).
     """
-    total = sum(_weight(split) for batch in batches for split in batch.splits)
+    total = sum(_weight(split) for batch in batches for split, _ in _kinded_splits(batch))
     max_bytes = min(max_partition_bytes, max(OPEN_COST_BYTES, math.ceil(total / min_partitions)))
+    schema_id = table.table_schema.id
     groups: list[SplitGroup] = []
     current: list[bytes] = []
     snapshot_ids: list[int] = []
+    row_kinds: list[str | None] = []
     first = None
     kind = None
     size = 0
 
     def flush() -> None:
-        nonlocal current, snapshot_ids, first, size
+        nonlocal current, snapshot_ids, row_kinds, first, size
         if current:
-            groups.append(SplitGroup(tuple(current), tuple(snapshot_ids), first, kind))
-        current, snapshot_ids, first, size = [], [], None, 0
+            kinds = tuple(row_kinds) if any(row_kinds) else ()
+            groups.append(SplitGroup(tuple(current), tuple(snapshot_ids), first, kind, schema_id, kinds))
+        current, snapshot_ids, row_kinds, first, size = [], [], [], None, 0
 
     for batch in batches:
-        for whole in batch.splits:
+        for whole, row_kind in _kinded_splits(batch):
             for split in _pypaimon.divide_split(table, whole, max_bytes, OPEN_COST_BYTES):
                 weight = _weight(split)
                 if current and size + weight > max_bytes:
@@ -166,9 +175,34 @@ def pack_splits(
                 kind = batch.kind
                 current.append(_pypaimon.serialize_split(split))
                 snapshot_ids.append(batch.snapshot_id)
+                row_kinds.append(row_kind)
                 size += weight
     flush()
     return groups
+
+
+def _kinded_splits(batch: FeedBatch) -> list[tuple[Any, str | None]]:
+    """The splits of ``batch`` with the row kind their merged state is read as (overwrite
+    batches: removed ``-D`` first, then added ``+I``), or ``None`` for a plain change read."""
+    if batch.kind == "overwrite":
+        return [(s, "-D") for s in batch.removed_splits] + [(s, "+I") for s in batch.splits]
+    return [(s, None) for s in batch.splits]
+
+
+def check_schema(table_name: str, query_schema: Any, batches: Sequence[FeedBatch]) -> None:
+    """Raise :class:`SchemaChangedError` if a batch was written with a newer schema than the
+    query's: Structured Streaming fixes a query's schema when it starts."""
+    for batch in batches:
+        if batch.schema_id > query_schema.id:
+            old = ", ".join(f"{f.name} {f.type}" for f in query_schema.fields)
+            new = ", ".join(f"{f.name}: {f.type}" for f in batch.schema) if batch.schema else "?"
+            raise SchemaChangedError(
+                f"table {table_name}: snapshot {batch.snapshot_id} was committed with schema "
+                f"{batch.schema_id} ({new}), but this query reads schema {query_schema.id} "
+                f"({old}). A streaming query's schema is fixed when it starts, so it stops here, "
+                f"before reading anything of the new schema. Restart the query: it resumes "
+                f"from its checkpoint exactly where it stopped, with the new schema"
+            )
 
 
 def _pack(options: SourceOptions, table: Any, batches: Sequence[FeedBatch]) -> list[SplitGroup]:
@@ -187,7 +221,7 @@ def plan_batch(options: SourceOptions) -> list[SplitGroup]:
     without it, at the latest snapshot.
     """
     table = load_table(options)
-    planner = Planner(table, include_row_kind=options.include_row_kind)
+    planner = Planner(table, include_row_kind=options.include_row_kind, overwrite=options.overwrite)
     resolution = _resolve(planner, options)
     if resolution is None:
         return []
@@ -222,20 +256,26 @@ def read_splits(
     runs of one snapshot each. ``conform`` maps each batch to what the caller needs (Spark's
     Arrow schema).
     """
-    table = _pypaimon.with_read_batch_rows(load_table(options), READ_BATCH_ROWS)
+    latest = load_table(options)
+    table = _pypaimon.table_at_schema(latest, group.schema_id) or latest
+    table = _pypaimon.with_read_batch_rows(table, READ_BATCH_ROWS)
     splits = [_pypaimon.deserialize_split(data, table) for data in group.splits]
     read = table.new_stream_read_builder().with_include_row_kind(options.include_row_kind).new_read()
-    if not options.include_snapshot_id:
-        runs = [(None, splits)]
-    else:
-        runs = [
-            (snapshot_id, [split for _, split in run])
-            for snapshot_id, run in itertools.groupby(
-                zip(group.snapshot_ids, splits, strict=True), key=lambda pair: pair[0]
-            )
-        ]
-    for snapshot_id, run_splits in runs:
-        for batch in read.to_arrow_batch_reader(run_splits):
+    row_kinds = group.row_kinds or (None,) * len(splits)
+    keys = group.snapshot_ids if options.include_snapshot_id else (None,) * len(splits)
+    runs = [
+        (key, [split for _, split in run])
+        for key, run in itertools.groupby(
+            zip(zip(keys, row_kinds, strict=True), splits, strict=True), key=lambda pair: pair[0]
+        )
+    ]
+    for (snapshot_id, row_kind), run_splits in runs:
+        batches = (
+            read.to_arrow_batch_reader(run_splits)
+            if row_kind is None
+            else _pypaimon.read_state(table, run_splits, row_kind)
+        )
+        for batch in batches:
             if not batch.num_rows:
                 continue
             if snapshot_id is not None:
@@ -261,7 +301,9 @@ class StreamDriver:
         self.counter = StorageCounter()
         self.table = load_table(options)
         self.counter.instrument(self.table.file_io)
-        self.planner = Planner(self.table, include_row_kind=options.include_row_kind)
+        self.planner = Planner(
+            self.table, include_row_kind=options.include_row_kind, overwrite=options.overwrite
+        )
         self.table_name = self.planner.table_name
         self.checkpoint = (
             CheckpointStore.for_table(self.table, options.consumer_id)
@@ -375,6 +417,7 @@ class StreamDriver:
             batches = self._retrying(lambda: self.planner.plan_range(first, last))
         else:
             return []
+        check_schema(self.table_name, self.table.table_schema, batches)
         return _pack(self.options, self.table, batches)
 
     def _retrying(self, call):

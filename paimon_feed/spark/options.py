@@ -18,6 +18,9 @@ option                     meaning
 ``includeRowKind``         ``true`` adds ``_row_kind`` (``+I``/``-U``/``+U``/``-D``) first
 ``includeSnapshotId``      ``true`` adds ``_snapshot_id``: the snapshot that committed each
                            change, to order the changes of one micro-batch
+``overwrite``              ``skip`` (default, as Java Paimon) or ``read``: OVERWRITE
+                           snapshots as removed (``-D``) and added (``+I``) rows; ``read``
+                           needs ``includeRowKind=true``
 ``consumerId``             Paimon consumer id: progress is written to
                            ``{table}/consumer/consumer-<id>`` on each Spark commit
 ``notifier``               ``auto`` (default), ``local``, ``poll``, ``sqs``;
@@ -92,6 +95,7 @@ _KNOWN = (
     "maxSnapshotsPerTrigger",
     "includeRowKind",
     "includeSnapshotId",
+    "overwrite",
     "consumerId",
     "notifier",
     "queueUrl",
@@ -136,6 +140,7 @@ class SourceOptions:
     max_snapshots_per_trigger: int | None = None
     include_row_kind: bool = False
     include_snapshot_id: bool = False
+    overwrite: str = "skip"
     consumer_id: str | None = None
     notifier: str = "auto"
     queue_url: str | None = None
@@ -297,16 +302,27 @@ def parse_options(
     if queue_url is not None and not queue_url.strip():
         raise InvalidOptionError("option queueUrl is empty")
 
+    include_row_kind = _boolean("includeRowKind", source.get("includeRowKind", "false"))
+    overwrite = source.get("overwrite", "skip").strip().lower()
+    if overwrite not in ("skip", "read"):
+        raise InvalidOptionError(f"option overwrite must be skip or read, got {overwrite!r}")
+    if overwrite == "read" and not include_row_kind:
+        raise InvalidOptionError(
+            "option overwrite=read delivers removed rows as -D and added rows as +I: "
+            "set includeRowKind=true as well"
+        )
+
     return SourceOptions(
         table=table,
         catalog=tuple(sorted(catalog.items())),
         starting_position=starting,
         end_snapshot=end,
         max_snapshots_per_trigger=max_snapshots,
-        include_row_kind=_boolean("includeRowKind", source.get("includeRowKind", "false")),
+        include_row_kind=include_row_kind,
         include_snapshot_id=_boolean(
             "includeSnapshotId", source.get("includeSnapshotId", "false")
         ),
+        overwrite=overwrite,
         consumer_id=consumer_id,
         notifier=notifier,
         queue_url=queue_url.strip() if queue_url else None,

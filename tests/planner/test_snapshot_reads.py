@@ -207,3 +207,15 @@ def test_a_transient_error_is_still_a_storage_error(append_table, monkeypatch):
     monkeypatch.setattr(append_table.file_io, "read_file_utf8", unreachable)
     with pytest.raises(StorageError, match="connection reset"):
         planner.next_batches(1, limit=8)
+
+
+def test_an_unreadable_data_file_is_reported_with_its_name(append_table):
+    commit(append_table, 0)
+    batch = Planner(append_table).full_batch(1)
+    data_file = batch.splits[0].files[0]
+    bucket_dir = os.path.join(table_dir(append_table), "bucket-0")
+    _corrupt(os.path.join(bucket_dir, data_file.file_name))
+    with pytest.raises(UnsupportedTableError, match=rf"db\.events.*{data_file.file_name}"):
+        batch.to_arrow()
+    with pytest.raises(UnsupportedTableError, match=data_file.file_name):
+        list(batch.to_batches())
