@@ -20,6 +20,7 @@ repeats at most the batches delivered but not committed (at-least-once), and nev
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import statistics
 import threading
@@ -562,7 +563,17 @@ class SyncChangeFeed:
             for batch in feed:
                 process(batch.to_arrow())
                 feed.commit(batch)
+
+    The feed runs on an event loop in a daemon thread. Ctrl-C (``KeyboardInterrupt``) or any
+    other exception raised while waiting for a batch closes the feed, then propagates: a
+    feed left idle in a ``for`` loop ends promptly, with uncommitted batches left uncommitted.
     """
+
+    # The main thread waits in slices, not in one blocking ``Future.result()``: a signal the
+    # kernel hands to another thread (pypaimon's, watchfiles', the loop's) does not interrupt
+    # a lock wait in the main thread, so Python would only run its SIGINT handler after the
+    # next batch arrived, which on an idle table is never.
+    _WAIT_SLICE = 0.2  # seconds
 
     def __init__(self, feed: ChangeFeed) -> None:
         self._feed = feed
@@ -574,10 +585,19 @@ class SyncChangeFeed:
         self._closed = False
 
     def _call(self, coroutine):
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+        future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+        try:
+            while True:
+                try:
+                    return future.result(timeout=self._WAIT_SLICE)
+                except concurrent.futures.TimeoutError:
+                    continue
+        except BaseException:
+            future.cancel()
+            raise
 
     def __enter__(self) -> SyncChangeFeed:
-        self._call(self._feed.start())
+        self._interruptible(self._feed.start())
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -588,9 +608,17 @@ class SyncChangeFeed:
 
     def __next__(self) -> FeedBatch:
         try:
-            return self._call(self._feed.__anext__())
+            return self._interruptible(self._feed.__anext__())
         except StopAsyncIteration:
             raise StopIteration from None
+
+    def _interruptible(self, coroutine):
+        """Run ``coroutine``; if the caller is interrupted meanwhile, close the feed first."""
+        try:
+            return self._call(coroutine)
+        except (KeyboardInterrupt, SystemExit):
+            self.close()
+            raise
 
     def commit(self, batch: FeedBatch) -> None:
         self._call(self._feed.commit(batch))
