@@ -18,7 +18,7 @@ import sys
 from typing import Sequence
 
 from paimon_feed.errors import CheckpointError, ConfigurationError, FeedError, TableNotFoundError
-from paimon_feed.filters import apply_filters, parse_filter, to_predicate
+from paimon_feed.filters import apply_filters, bind_filters, parse_filter, table_schema, to_predicate
 from paimon_feed.output import FORMATS, RowWriter
 
 __all__ = ["main"]
@@ -97,7 +97,7 @@ async def _tail(args: argparse.Namespace) -> int:
     if args.poll_interval < 1:
         raise ConfigurationError(f"--poll-interval must be >= 1 ms, got {args.poll_interval}")
     table = open_table(args.warehouse, args.table, dict(args.catalog_option))
-    filters = [parse_filter(text) for text in args.filter]
+    filters = bind_filters(table_schema(table), [parse_filter(text) for text in args.filter])
     predicate = to_predicate(table, filters)
     columns = [name.strip() for name in args.columns.split(",")] if args.columns else None
     if columns is not None:
