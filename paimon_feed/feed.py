@@ -139,10 +139,22 @@ class ChangeFeed:
         on_expired: ExpiredPolicy = "error",
         sqs_queue_url: str | None = None,
     ) -> None:
-        if reconcile_interval <= 0:
-            raise ConfigurationError(f"reconcile_interval must be > 0 seconds, got {reconcile_interval}")
-        if poll_interval <= 0:
-            raise ConfigurationError(f"poll_interval must be > 0 seconds, got {poll_interval}")
+        _check_table(table)
+        _check_type("consumer_id", consumer_id, str, "a string such as 'orders-etl'", optional=True)
+        _check_number("reconcile_interval", reconcile_interval, "seconds", minimum=0.0)
+        _check_number("poll_interval", poll_interval, "seconds", minimum=0.0)
+        _check_type("include_row_kind", include_row_kind, bool, "True or False")
+        _check_type("auto_commit", auto_commit, bool, "True or False")
+        projection = _check_names("projection", projection)
+        _check_predicate(predicate)
+        if buckets is not None:
+            _check_type("buckets", buckets, Iterable, "bucket ids such as [0, 1]")
+            buckets = list(buckets)
+            for bucket in buckets:
+                _check_type("buckets", bucket, int, "bucket ids such as [0, 1]")
+        _check_type("max_pending", max_pending, int, "a whole number of batches")
+        _check_type("catch_up_threshold", catch_up_threshold, int, "a whole number of snapshots")
+        _check_type("sqs_queue_url", sqs_queue_url, str, "the queue's URL", optional=True)
         if max_pending < 1:
             raise ConfigurationError(f"max_pending must be >= 1, got {max_pending}")
         if on_expired not in _EXPIRED_POLICIES:
@@ -552,6 +564,62 @@ class ChangeFeed:
             self._hints.update(wake.sources)
         self._note_latest(wake.max_snapshot_id)
         return wake
+
+
+# argument checks: wrong-typed arguments are a ConfigurationError naming the argument, not an
+# AttributeError or TypeError from deep inside planning.
+def _check_type(
+    name: str, value: Any, kind: type | tuple[type, ...], wanted: str, *, optional: bool = False
+) -> None:
+    if value is None and optional:
+        return
+    if isinstance(value, bool) and kind is not bool:
+        ok = False  # True is an int to Python, not a count or an id
+    else:
+        ok = isinstance(value, kind)
+    if not ok:
+        raise ConfigurationError(f"{name} must be {wanted}, got {type(value).__name__} {value!r}")
+
+
+def _check_number(name: str, value: Any, unit: str, *, minimum: float) -> None:
+    _check_type(name, value, (int, float), f"a number of {unit}")
+    if not value > minimum:
+        raise ConfigurationError(f"{name} must be > {minimum:g} {unit}, got {value!r}")
+
+
+def _check_names(name: str, value: Any) -> list[str] | None:
+    if value is None:
+        return None
+    names = list(value) if isinstance(value, Iterable) and not isinstance(value, str) else None
+    if names is None or not all(isinstance(item, str) for item in names):
+        raise ConfigurationError(
+            f"{name} must be a list of column names such as ['id', 'amount'], got {value!r}"
+        )
+    return names
+
+
+def _check_table(table: Any) -> None:
+    if not all(hasattr(table, attribute) for attribute in ("new_read_builder", "table_path", "file_io")):
+        hint = (
+            f"; open it first: paimon_feed.tables.open_table(warehouse, {table!r})"
+            if isinstance(table, str)
+            else ""
+        )
+        raise ConfigurationError(
+            f"table must be a pypaimon table (catalog.get_table('db.table')), got "
+            f"{type(table).__name__} {table!r}{hint}"
+        )
+
+
+def _check_predicate(predicate: Any) -> None:
+    if predicate is not None and not all(
+        hasattr(predicate, attribute) for attribute in ("method", "field", "literals")
+    ):
+        raise ConfigurationError(
+            f"predicate must be a pypaimon Predicate "
+            f"(table.new_read_builder().new_predicate_builder().greater_than('x', 3)), got "
+            f"{type(predicate).__name__} {predicate!r}"
+        )
 
 
 class SyncChangeFeed:
