@@ -28,7 +28,6 @@ import random
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 import pyarrow as pa
@@ -37,6 +36,9 @@ from paimon_feed.tables import commit_arrow
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
+sys.path.insert(0, HERE)
+
+from scratch import scratch_dir  # noqa: E402  (removed at exit)
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("payload", pa.string())])
 MODES = ("pypaimon", "local", "poll")
 LABELS = {
@@ -179,7 +181,7 @@ def arrivals(received: dict[int, float], first: int, last: int) -> tuple[dict[in
 
 
 def measure_latency_and_idle(commits: int, idle_seconds: float) -> dict:
-    warehouse = tempfile.mkdtemp(prefix="paimon-feed-bench-")
+    warehouse = scratch_dir("paimon-feed-bench-")
     table = open_table(warehouse)
     commit(table, 0)
     first, last = 2, commits + 1  # snapshot ids the writer will create
@@ -238,7 +240,7 @@ def _read_all(reader, plans) -> int:
 def measure_catch_up(behind: int, repeats: int = 3) -> dict:
     from paimon_feed import ChangeFeed
 
-    warehouse = tempfile.mkdtemp(prefix="paimon-feed-catchup-")
+    warehouse = scratch_dir("paimon-feed-catchup-")
     table = open_table(warehouse)
     for n in range(behind):
         commit(table, n, rows=5)

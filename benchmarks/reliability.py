@@ -26,7 +26,6 @@ import random
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -37,6 +36,9 @@ from paimon_feed.tables import commit_arrow
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
+sys.path.insert(0, HERE)
+
+from scratch import removes_scratch, scratch_dir  # noqa: E402
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("commit", pa.int64())])
 ROWS_PER_COMMIT = 2
 
@@ -190,9 +192,10 @@ def _count_starts(sink: str) -> int:
         return 0
 
 
+@removes_scratch
 def run_crash(kills: int, *, seed: int = 1, interval: float = 0.02) -> Outcome:
     rng = random.Random(seed)
-    workdir = tempfile.mkdtemp(prefix="paimon-feed-crash-")
+    workdir = scratch_dir("paimon-feed-crash-")
     warehouse, sink, stop = os.path.join(workdir, "wh"), os.path.join(workdir, "sink.jsonl"), os.path.join(workdir, "stop")
     table = open_table(warehouse)
     commit(table, 0)
@@ -302,11 +305,12 @@ def _score(name: str, rows: list, commits: range, out_of_order: int, batches: in
     )
 
 
+@removes_scratch
 def run_chaos(commits: int, *, reconcile_interval: float = 0.5, seed: int = 5) -> Outcome:
     from paimon_feed import ChangeFeed, LocalNotifier
     from paimon_feed.notifiers.chaos import ChaosNotifier
 
-    warehouse = tempfile.mkdtemp(prefix="paimon-feed-chaos-")
+    warehouse = scratch_dir("paimon-feed-chaos-")
     table = open_table(warehouse)
     commit(table, 0)
 
@@ -327,10 +331,11 @@ def run_chaos(commits: int, *, reconcile_interval: float = 0.5, seed: int = 5) -
     return outcome
 
 
+@removes_scratch
 def run_faults(commits: int, *, rate: float = 0.1) -> Outcome:
     from paimon_feed import ChangeFeed
 
-    warehouse = tempfile.mkdtemp(prefix="paimon-feed-faults-")
+    warehouse = scratch_dir("paimon-feed-faults-")
     writer_table = open_table(warehouse)
     for n in range(commits):
         commit(writer_table, n)
@@ -349,11 +354,12 @@ def run_faults(commits: int, *, rate: float = 0.1) -> Outcome:
     return outcome
 
 
+@removes_scratch
 def run_permanent_fault() -> Outcome:
     """Storage breaks for good mid-stream: the consumer gets a FeedError, the checkpoint stays."""
     from paimon_feed import ChangeFeed, FeedError
 
-    warehouse = tempfile.mkdtemp(prefix="paimon-feed-broken-")
+    warehouse = scratch_dir("paimon-feed-broken-")
     writer_table = open_table(warehouse)
     for n in range(5):
         commit(writer_table, n)
@@ -416,10 +422,11 @@ def expire_like_paimon(table, retain_last: int) -> int:
     return boundary
 
 
+@removes_scratch
 def run_expiry() -> Outcome:
     from paimon_feed import ChangeFeed, SnapshotExpiredError
 
-    warehouse = tempfile.mkdtemp(prefix="paimon-feed-expiry-")
+    warehouse = scratch_dir("paimon-feed-expiry-")
     table = open_table(warehouse)
     for n in range(4):
         commit(table, n)
@@ -474,10 +481,11 @@ def _resources() -> dict:
     }
 
 
+@removes_scratch
 def run_soak(snapshots: int) -> Outcome:
     from paimon_feed import ChangeFeed
 
-    warehouse = tempfile.mkdtemp(prefix="paimon-feed-soak-")
+    warehouse = scratch_dir("paimon-feed-soak-")
     table = open_table(warehouse)
     commit(table, 0)
 

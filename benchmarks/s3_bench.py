@@ -44,7 +44,6 @@ import re
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from datetime import datetime, timezone
@@ -63,6 +62,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 
 from core_bench import CountingFileIO, arrivals, percentile  # noqa: E402
 from s3_support import MotoServer, s3_catalog_options, start_moto_server  # noqa: E402
+from scratch import scratch_dir  # noqa: E402  (removed at exit)
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("payload", pa.string())])
 BUCKET = "bench-lake"
@@ -305,7 +305,7 @@ def measure_latency_and_idle(server: MotoServer, commits: int, idle_seconds: flo
     _drain(server, observer.queue_url)
     first, last = 2, commits + 1  # snapshot ids the writer will create
 
-    signals = tempfile.mkdtemp(prefix="paimon-feed-s3-bench-")
+    signals = scratch_dir("paimon-feed-s3-bench-")
     procs, outs = {}, {}
     for mode in MODES:
         outs[mode] = os.path.join(signals, f"result-{mode}.json")
@@ -512,7 +512,7 @@ def sender_main(argv: list[str]) -> None:
 def measure_wake(server: MotoServer, tables: int, rate: float, seconds: float) -> dict:
     commit_interval = tables / rate
     queue = server.create_queue(f"bench-wake-{tables}")
-    workdir = tempfile.mkdtemp(prefix=f"paimon-feed-wake-{tables}-")
+    workdir = scratch_dir(f"paimon-feed-wake-{tables}-")
     names = ("ready", "sent", "listen.json", "send.json")
     paths = {name: os.path.join(workdir, name) for name in names}
     listener = subprocess.Popen(

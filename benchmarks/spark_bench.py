@@ -41,7 +41,6 @@ import platform
 import random
 import statistics
 import sys
-import tempfile
 import threading
 import time
 
@@ -52,6 +51,9 @@ from paimon_feed.tables import commit_arrow
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
+sys.path.insert(0, HERE)
+
+from scratch import scratch_dir  # noqa: E402  (removed at exit)
 WIDE = pa.schema(
     [
         pa.field("id", pa.int64(), nullable=False),
@@ -467,7 +469,7 @@ def main() -> None:
 
     import paimon_feed.spark
 
-    workdir = tempfile.mkdtemp(prefix="paimon-feed-spark-bench-")
+    workdir = scratch_dir("paimon-feed-spark-bench-")
     warehouse = os.path.join(workdir, "warehouse")
     catalog = CatalogFactory.create({"warehouse": warehouse})
     catalog.create_database("db", True)

@@ -63,6 +63,7 @@ __all__ = [
     "encode_checkpoint",
     "decode_checkpoint",
     "s3_client_for_options",
+    "s3_endpoint_option",
 ]
 
 logger = logging.getLogger(__name__)
@@ -372,6 +373,15 @@ def _s3_option(options: Mapping[str, Any], canonical: str | None, *names: str) -
     return None
 
 
+def s3_endpoint_option(options: Mapping[str, Any]) -> str | None:
+    """The S3 endpoint URL set in pypaimon catalog options (``fs.s3.endpoint`` and pypaimon's
+    other spellings), with pyarrow's default scheme ``https://`` added; ``None`` if unset."""
+    endpoint = _s3_option(options, "fs.s3.endpoint", "endpoint")
+    if endpoint is not None and "://" not in endpoint:
+        endpoint = "https://" + endpoint  # pyarrow's default scheme for endpoint_override
+    return endpoint
+
+
 def _s3_client_settings(options: Mapping[str, Any]) -> tuple[Any, ...]:
     access_key = _s3_option(options, "fs.s3.accessKeyId", "access-key", "access.key")
     secret_key = _s3_option(options, "fs.s3.accessKeySecret", "secret-key", "secret.key")
@@ -379,9 +389,7 @@ def _s3_client_settings(options: Mapping[str, Any]) -> tuple[Any, ...]:
         options, "fs.s3.securityToken",
         "session-token", "session.token", "security-token", "security.token",
     )
-    endpoint = _s3_option(options, "fs.s3.endpoint", "endpoint")
-    if endpoint is not None and "://" not in endpoint:
-        endpoint = "https://" + endpoint  # pyarrow's default scheme for endpoint_override
+    endpoint = s3_endpoint_option(options)
     region = _s3_option(options, "fs.s3.region", "region")
     path_style = any(
         str(_s3_option(options, None, name) or "").strip().lower() == "true"

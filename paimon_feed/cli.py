@@ -1,11 +1,14 @@
 """The ``paimon-feed`` command.
 
 ``paimon-feed tail WAREHOUSE DB.TABLE`` streams a table's rows as they commit;
-``paimon-feed demo`` builds a local warehouse, commits to it and tails it live.
+``paimon-feed demo`` builds a local warehouse, commits to it and tails it live. Bare
+``paimon-feed`` prints the help on stderr and exits 2.
 
-Exit codes: 0 done, 1 the feed failed (expired snapshot, storage error), 2 bad input (unknown table, bad position, invalid
-consumer id, corrupt checkpoint, ...), 130 interrupted. This is the only module that configures
-logging handlers.
+Exit codes: 0 done; 1 the feed failed (expired snapshot, storage error, unreachable object
+store, any unexpected error); 2 bad input (unknown table or column, bad position or filter,
+invalid consumer id, corrupt checkpoint, ...); 130 interrupted (Ctrl-C); 143 terminated
+(SIGTERM). Every failure is one line on stderr; ``-vv`` adds the traceback. This is the only
+module that configures logging handlers.
 """
 
 from __future__ import annotations
@@ -14,18 +17,37 @@ import argparse
 import asyncio
 import logging
 import os
+import signal
 import sys
-from typing import Sequence
+import traceback
+from dataclasses import dataclass
+from typing import Any, Sequence
 
-from paimon_feed.errors import CheckpointError, ConfigurationError, FeedError, TableNotFoundError
-from paimon_feed.filters import apply_filters, parse_filter, to_predicate
-from paimon_feed.output import FORMATS, RowWriter
+from paimon_feed.errors import (
+    CheckpointError,
+    ConfigurationError,
+    FeedError,
+    SnapshotExpiredError,
+    TableNotFoundError,
+)
+from paimon_feed.filters import BoundFilter, apply_filters, bind_filters, parse_filter, table_schema, to_predicate
+from paimon_feed.output import FORMATS, RowWriter, rows_from_arrow
 
 __all__ = ["main"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("paimon_feed.cli")  # not __main__ under python -m
 
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
+_EXIT_BY_SIGNAL = {signal.SIGINT: EXIT_INTERRUPTED, signal.SIGTERM: EXIT_TERMINATED}
+# Options whose value may start with '-' ('--from -30m'); argparse would take it for an option.
+_DASH_VALUE_OPTIONS = ("--from",)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error as one line (argparse prints the whole usage first)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def _catalog_option(text: str) -> tuple[str, str]:
@@ -35,44 +57,90 @@ def _catalog_option(text: str) -> tuple[str, str]:
     return key, value
 
 
-def _build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="paimon-feed",
-        description="Event-driven change feed for Apache Paimon tables: push instead of poll.",
-    )
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logs on stderr (-vv: debug)")
-    commands = parser.add_subparsers(dest="command", required=True)
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
 
-    tail = commands.add_parser(
-        "tail",
-        help="stream a table's rows as they are committed",
-        description="Stream a table's rows as they are committed, woken by storage events.",
+    from paimon_feed import __version__
+
+    try:
+        pypaimon = version("pypaimon")
+    except PackageNotFoundError:  # pragma: no cover - pypaimon is a hard dependency
+        pypaimon = "not installed"
+    return f"paimon-feed {__version__} (pypaimon {pypaimon}, Python {sys.version.split()[0]})"
+
+
+def _add_verbose(parser: argparse.ArgumentParser, dest: str) -> None:
+    parser.add_argument(
+        "-v", "--verbose", dest=dest, action="count", default=0,
+        help="more logs on stderr (-vv: debug logs and tracebacks); allowed before or after the command",
     )
+
+
+def _add_tail_arguments(tail: argparse.ArgumentParser) -> None:
+    """The options of ``tail``, in the order ``--help`` lists them."""
     tail.add_argument("warehouse", help="warehouse path or URL (e.g. /data/wh, s3://bucket/wh)")
     tail.add_argument("table", help="table as DATABASE.TABLE")
     tail.add_argument(
-        "--from", dest="start", default="latest",
+        "--from", dest="start", default=None, metavar="POSITION",
         help="start position: latest (default), latest-full, earliest, snapshot:ID or ID, "
-        "time:<ISO-8601>, time:-1h / -30m / -7d",
+        "time:<ISO-8601>, time:-1h / -30m / -7d. A stored checkpoint of --consumer-id wins",
     )
     tail.add_argument("--to", dest="end", default=None, help="last snapshot id to read (inclusive); then exit")
-    tail.add_argument("--format", choices=FORMATS, default="jsonl", help="output format (default jsonl)")
+    tail.add_argument(
+        "--format", choices=FORMATS, default="jsonl",
+        help="output format (default jsonl; json prints one array for the whole run)",
+    )
     tail.add_argument("--consumer-id", help="checkpoint progress in the table's consumer file under this id")
+    tail.add_argument(
+        "--on-expired", choices=("error", "earliest", "latest-full"), default="error",
+        help="if the next snapshot expired before it was read: fail (default), or restart at the "
+        "earliest snapshot or the full latest state, accepting the gap",
+    )
     tail.add_argument("--notifier", choices=("auto", "local", "poll", "sqs"), default="auto")
     tail.add_argument("--sqs-queue-url", help="SQS queue with the warehouse's S3 events (notifier sqs/auto)")
     tail.add_argument("--include-row-kind", action="store_true", help="add _row_kind (+I, -U, +U, -D)")
     tail.add_argument("-c", "--columns", help="comma-separated columns to output")
     tail.add_argument(
         "-f", "--filter", action="append", default=[], metavar="EXPR",
-        help="row filter: col=value, col!=value, col>value, col>=value, col<value, col<=value, "
-        "col=prefix* (repeatable; all must match)",
+        help="row filter: col=value (or ==), col!=value, col>value, col>=value, col<value, "
+        "col<=value, col=prefix* (repeatable; all must match). Values are read as the "
+        "column's type: 42, 5.10, true, 2026-01-05, 2026-01-05T08:00:00[Z]",
     )
-    tail.add_argument("--limit", type=int, help="exit after printing this many rows")
+    tail.add_argument(
+        "--limit", type=int,
+        help="exit after printing this many rows (a batch printed in part stays uncommitted)",
+    )
     tail.add_argument("--poll-interval", type=int, default=1000, help="poll interval in ms (notifier poll)")
     tail.add_argument(
         "--catalog-option", action="append", default=[], type=_catalog_option, metavar="KEY=VALUE",
         help="extra catalog option, e.g. fs.s3.endpoint=http://127.0.0.1:9000 (repeatable)",
     )
+
+
+def _add_demo_arguments(demo: argparse.ArgumentParser) -> None:
+    demo.add_argument("--commits", type=int, default=40, help="commits per table (default 40)")
+    demo.add_argument("--backlog", type=int, default=25, help="commits made before tailing starts, to show catch-up")
+    demo.add_argument("--interval", type=float, default=0.1, help="seconds between commits (default 0.1)")
+    demo.add_argument("--warehouse", help="warehouse directory (default: a new temp dir, removed at exit)")
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="paimon-feed",
+        description="Event-driven change feed for Apache Paimon tables: push instead of poll.",
+        epilog="Exit codes: 0 done, 1 the feed failed, 2 bad input, 130 Ctrl-C, 143 SIGTERM.",
+    )
+    _add_verbose(parser, "verbose")
+    parser.add_argument("--version", action="version", version=_version())
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    tail = commands.add_parser(
+        "tail",
+        help="stream a table's rows as they are committed",
+        description="Stream a table's rows as they are committed, woken by storage events.",
+    )
+    _add_tail_arguments(tail)
+    _add_verbose(tail, "command_verbose")
 
     demo = commands.add_parser(
         "demo",
@@ -81,69 +149,205 @@ def _build_parser() -> argparse.ArgumentParser:
         "commit to both from a writer thread, tail them live and print commit-to-delivery "
         "latency per batch, then a summary.",
     )
-    demo.add_argument("--commits", type=int, default=40, help="commits per table (default 40)")
-    demo.add_argument("--backlog", type=int, default=25, help="commits made before tailing starts, to show catch-up")
-    demo.add_argument("--interval", type=float, default=0.1, help="seconds between commits (default 0.1)")
-    demo.add_argument("--warehouse", help="warehouse directory (default: a new temp dir, removed at exit)")
+    _add_demo_arguments(demo)
+    _add_verbose(demo, "command_verbose")
     return parser
 
 
-async def _tail(args: argparse.Namespace) -> int:
-    from paimon_feed.feed import ChangeFeed
-    from paimon_feed.tables import open_table
+def _join_dash_values(argv: Sequence[str]) -> list[str]:
+    """``--from -30m`` -> ``--from=-30m``, so argparse does not read ``-30m`` as an option."""
+    joined: list[str] = []
+    items = iter(argv)
+    for item in items:
+        if item in _DASH_VALUE_OPTIONS:
+            value = next(items, None)
+            joined.append(item if value is None else f"{item}={value}")
+        else:
+            joined.append(item)
+    return joined
+
+
+# tail -----------------------------------------------------------------------------------------
+@dataclass
+class _TailPlan:
+    """What ``tail`` checked and opened before the feed starts."""
+
+    table: Any
+    filters: list[BoundFilter]
+    predicate: Any
+    columns: list[str] | None
+    projection: list[str] | None
+
+
+def _note(text: str) -> None:
+    print(f"paimon-feed: note: {text}", file=sys.stderr, flush=True)
+
+
+def _prepare_tail(args: argparse.Namespace) -> _TailPlan:
+    """Check the arguments and open the table, before any event loop or signal handler, so a
+    Ctrl-C while a slow store answers is a plain ``KeyboardInterrupt``."""
+    from paimon_feed.start import parse_end, parse_start
+    from paimon_feed.tables import check_reachable, open_table
 
     if args.limit is not None and args.limit < 1:
         raise ConfigurationError(f"--limit must be >= 1, got {args.limit}")
     if args.poll_interval < 1:
         raise ConfigurationError(f"--poll-interval must be >= 1 ms, got {args.poll_interval}")
-    table = open_table(args.warehouse, args.table, dict(args.catalog_option))
-    filters = [parse_filter(text) for text in args.filter]
-    predicate = to_predicate(table, filters)
+    parse_start(args.start or "latest")
+    parse_end(args.end)
+    options = dict(args.catalog_option)
+    check_reachable(args.warehouse, options)
+    table = open_table(args.warehouse, args.table, options)
+    filters = bind_filters(table_schema(table), [parse_filter(text) for text in args.filter])
     columns = [name.strip() for name in args.columns.split(",")] if args.columns else None
+    projection = None
     if columns is not None:
         known = [field.name for field in table.fields]
         unknown = [name for name in columns if name not in known]
         if unknown:
             raise ConfigurationError(f"--columns: unknown columns {unknown}; the table has {known}")
-    # Read the filter columns too, drop them after filtering.
-    projection = None
-    if columns is not None:
+        # Read the filter columns too, drop them after filtering.
         projection = columns + [f.column for f in filters if f.column not in columns]
+    if args.consumer_id is not None:
+        _note_checkpoint(table, args)
+    return _TailPlan(table, filters, to_predicate(table, filters), columns, projection)
 
-    writer = RowWriter(args.format, sys.stdout)
+
+def _note_checkpoint(table: Any, args: argparse.Namespace) -> None:
+    from paimon_feed.checkpoint import CheckpointStore
+
+    stored = CheckpointStore.for_table(table, args.consumer_id).load()
+    if stored is None:
+        return
+    if args.start is not None:
+        _note(
+            f"consumer {args.consumer_id} resumes at its checkpoint, snapshot {stored}; "
+            f"--from {args.start} applies only to a consumer without one (use another "
+            f"--consumer-id to start elsewhere)"
+        )
+    else:
+        logger.info("consumer %s resumes at its checkpoint, snapshot %d", args.consumer_id, stored)
+
+
+async def _tail(args: argparse.Namespace, plan: _TailPlan, writer: RowWriter) -> int:
+    from paimon_feed.feed import ChangeFeed
+
     printed = 0
     async with ChangeFeed(
-        table,
+        plan.table,
         consumer_id=args.consumer_id,
-        start=args.start,
+        start=args.start or "latest",
         end=args.end,
         notifier=args.notifier,
         poll_interval=args.poll_interval / 1000,
         include_row_kind=args.include_row_kind,
-        projection=projection,
-        predicate=predicate,
+        projection=plan.projection,
+        predicate=plan.predicate,
         sqs_queue_url=args.sqs_queue_url,
+        on_expired=args.on_expired,
     ) as feed:
         async for batch in feed:
-            data = apply_filters(batch.to_arrow(), filters)
-            if columns is not None:
-                keep = (["_row_kind"] if args.include_row_kind else []) + columns
+            data = apply_filters(batch.to_arrow(), plan.filters)
+            if plan.columns is not None:
+                keep = (["_row_kind"] if args.include_row_kind else []) + plan.columns
                 data = data.select(keep)
-            rows = data.to_pylist()
+            rows = rows_from_arrow(data)
             if args.limit is not None:
                 rows = rows[: args.limit - printed]
             writer.write(rows)
             printed += len(rows)
-            logger.info(
-                "snapshot %d (%s): %d rows", batch.snapshot_id, batch.kind, len(rows)
-            )
+            logger.info("snapshot %d (%s): %d rows", batch.snapshot_id, batch.kind, len(rows))
             if args.limit is not None and printed >= args.limit:
                 # Commit only what was printed: a partly printed batch stays uncommitted.
                 if len(rows) == data.num_rows:
                     await feed.commit(batch)
+                elif args.consumer_id is not None:
+                    _note(
+                        f"--limit {args.limit} stopped inside the batch of snapshots "
+                        f"{batch.first_snapshot_id}..{batch.snapshot_id} ({len(rows)} of "
+                        f"{data.num_rows} rows printed); it stays uncommitted, so consumer "
+                        f"{args.consumer_id} starts with it again next time"
+                    )
                 break
             await feed.commit(batch)
     return EXIT_OK
+
+
+async def _until_signalled(coroutine: Any) -> int:
+    """Run ``coroutine``; SIGINT or SIGTERM cancels it (so ``async with`` closes the feed)
+    and gives 130 or 143. A second signal acts as if no handler were installed."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    received: list[int] = []
+
+    def on_signal(signum: int) -> None:
+        received.append(signum)
+        loop.remove_signal_handler(signum)  # the next one interrupts as usual
+        task.cancel()
+
+    for signum in _EXIT_BY_SIGNAL:
+        loop.add_signal_handler(signum, on_signal, signum)
+    try:
+        return await coroutine
+    except asyncio.CancelledError:
+        if not received:
+            raise
+        return _EXIT_BY_SIGNAL[received[0]]
+    finally:
+        for signum in _EXIT_BY_SIGNAL:
+            loop.remove_signal_handler(signum)
+
+
+def _run_tail(args: argparse.Namespace) -> int:
+    plan = _prepare_tail(args)
+    writer = RowWriter(args.format, sys.stdout)
+    try:
+        return asyncio.run(_until_signalled(_tail(args, plan, writer)))
+    finally:
+        writer.close()
+
+
+def _run_demo(args: argparse.Namespace) -> int:
+    from paimon_feed.demo import run_demo
+
+    return run_demo(
+        commits=args.commits, backlog=args.backlog, interval=args.interval, warehouse=args.warehouse,
+        run=lambda coroutine: asyncio.run(_until_signalled(coroutine)),
+    )
+
+
+# errors and logging -----------------------------------------------------------------------
+def _one_line(exc: BaseException) -> str:
+    """The error as one line: a ``FeedError``'s own message; for anything else its type and
+    message and those of its cause."""
+    if isinstance(exc, SnapshotExpiredError):
+        retained = (
+            f"the earliest retained snapshot is {exc.earliest_snapshot_id}"
+            if exc.earliest_snapshot_id is not None
+            else "no snapshot is retained"
+        )
+        text = (
+            f"table {exc.table}: snapshot {exc.snapshot_id} expired before it was read "
+            f"({retained}); the changes in between are lost to this consumer. Run again with "
+            f"--on-expired earliest (or latest-full) to accept the gap, and follow the table "
+            f"with a --consumer-id, whose checkpoint keeps Paimon from expiring unread snapshots"
+        )
+    elif isinstance(exc, FeedError):
+        text = str(exc)
+    else:
+        text = f"{type(exc).__name__}: {exc}"
+        cause = exc.__cause__ or exc.__context__
+        if cause is not None and str(cause):
+            text += f" (caused by {type(cause).__name__}: {cause})"
+    return " ".join(text.split())
+
+
+class _DropReraisedFailure(logging.Filter):
+    """The feed logs its failure as it hands it to the consumer; the CLI prints that error
+    itself, so the log record would say it twice."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.name == "paimon_feed.feed" and str(record.msg).startswith("feed for %s failed"))
 
 
 def _configure_logging(verbosity: int) -> None:
@@ -152,30 +356,34 @@ def _configure_logging(verbosity: int) -> None:
         level=level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     if verbosity < 2:
+        for handler in logging.getLogger().handlers:
+            handler.addFilter(_DropReraisedFailure())
         # pypaimon and watchfiles log every commit and change at INFO.
         for noisy in ("pypaimon", "watchfiles"):
             logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
+def _fail(exc: BaseException, code: int, verbosity: int) -> int:
+    if verbosity >= 2:
+        traceback.print_exception(exc, file=sys.stderr)
+    hint = "" if isinstance(exc, FeedError) or verbosity >= 2 else " (-vv shows the traceback)"
+    print(f"paimon-feed: error: {_one_line(exc)}{hint}", file=sys.stderr, flush=True)
+    return code
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     parser = _build_parser()
-    args = parser.parse_args(argv)
-    _configure_logging(args.verbose)
-    try:
-        if args.command == "tail":
-            return asyncio.run(_tail(args))
-        from paimon_feed.demo import run_demo
-
-        return run_demo(
-            commits=args.commits, backlog=args.backlog, interval=args.interval, warehouse=args.warehouse
-        )
-    except (ConfigurationError, TableNotFoundError, CheckpointError) as exc:
-        print(f"paimon-feed: error: {exc}", file=sys.stderr)
+    args = parser.parse_args(_join_dash_values(sys.argv[1:] if argv is None else argv))
+    if args.command is None:
+        parser.print_help(sys.stderr)
         return EXIT_USAGE
-    except FeedError as exc:
-        print(f"paimon-feed: error: {exc}", file=sys.stderr)
-        return EXIT_FAILURE
+    verbosity = args.verbose + args.command_verbose
+    _configure_logging(verbosity)
+    try:
+        return _run_tail(args) if args.command == "tail" else _run_demo(args)
+    except (ConfigurationError, TableNotFoundError, CheckpointError) as exc:
+        return _fail(exc, EXIT_USAGE, verbosity)
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
@@ -183,6 +391,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
+    except Exception as exc:  # noqa: BLE001 - the boundary: one line and an exit code
+        return _fail(exc, EXIT_FAILURE, verbosity)
 
 
 if __name__ == "__main__":

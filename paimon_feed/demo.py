@@ -16,6 +16,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Any, Callable, Coroutine
 
 import pyarrow as pa
 
@@ -146,15 +147,24 @@ async def _run(events, orders, commits: int, backlog: int, interval: float) -> l
 
         writer = threading.Thread(target=write, name="demo-writer", daemon=True)
         writer.start()
+        tails = [
+            asyncio.create_task(_tail(events_feed, tallies[0], backlog + commits)),
+            asyncio.create_task(_tail(orders_feed, tallies[1], commits)),
+        ]
         try:
-            await asyncio.wait_for(
-                asyncio.gather(
-                    _tail(events_feed, tallies[0], backlog + commits),
-                    _tail(orders_feed, tallies[1], commits),
-                ),
-                timeout=120 + commits * interval * 4,
+            done, pending = await asyncio.wait(
+                tails, timeout=120 + commits * interval * 4, return_when=asyncio.FIRST_EXCEPTION
             )
+            for task in done:
+                task.result()  # the first failure, if any
+            if pending:
+                raise TimeoutError("the demo's feeds did not receive every commit in time")
         finally:
+            # Cancelled (Ctrl-C) or failed: stop both tails and wait for them, so no task is
+            # left with an exception nobody retrieves.
+            for task in tails:
+                task.cancel()
+            await asyncio.gather(*tails, return_exceptions=True)
             stop.set()
             writer.join()
         for tally, feed in zip(tallies, (events_feed, orders_feed)):
@@ -165,9 +175,16 @@ async def _run(events, orders, commits: int, backlog: int, interval: float) -> l
 
 
 def run_demo(
-    *, commits: int = 40, backlog: int = 25, interval: float = 0.1, warehouse: str | None = None
+    *,
+    commits: int = 40,
+    backlog: int = 25,
+    interval: float = 0.1,
+    warehouse: str | None = None,
+    run: Callable[[Coroutine[Any, Any, Any]], Any] = asyncio.run,
 ) -> int:
-    """Run the demo; returns the exit code."""
+    """Run the demo; returns the exit code. ``run`` runs its coroutine (the CLI passes one
+    that turns SIGINT/SIGTERM into an exit code); anything but a list of tallies from it is
+    returned as the exit code."""
     if commits < 1 or backlog < 0 or interval < 0:
         from paimon_feed.errors import ConfigurationError
 
@@ -182,7 +199,9 @@ def run_demo(
             _commit_events(events, n)
         _say(f"writer: {commits} commits per table, one every {interval:g}s; feeds woken by inotify\n")
         started = time.time()
-        tallies = asyncio.run(_run(events, orders, commits, backlog, interval))
+        tallies = run(_run(events, orders, commits, backlog, interval))
+        if not isinstance(tallies, list):
+            return tallies  # interrupted: the exit code
         elapsed = time.time() - started
         _say("\nsummary")
         for tally in tallies:

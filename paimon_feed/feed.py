@@ -20,6 +20,7 @@ repeats at most the batches delivered but not committed (at-least-once), and nev
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import statistics
 import threading
@@ -147,10 +148,22 @@ class ChangeFeed:
         sqs_queue_url: str | None = None,
         overwrite: OverwritePolicy = "skip",
     ) -> None:
-        if reconcile_interval <= 0:
-            raise ConfigurationError(f"reconcile_interval must be > 0 seconds, got {reconcile_interval}")
-        if poll_interval <= 0:
-            raise ConfigurationError(f"poll_interval must be > 0 seconds, got {poll_interval}")
+        _check_table(table)
+        _check_type("consumer_id", consumer_id, str, "a string such as 'orders-etl'", optional=True)
+        _check_number("reconcile_interval", reconcile_interval, "seconds", minimum=0.0)
+        _check_number("poll_interval", poll_interval, "seconds", minimum=0.0)
+        _check_type("include_row_kind", include_row_kind, bool, "True or False")
+        _check_type("auto_commit", auto_commit, bool, "True or False")
+        projection = _check_names("projection", projection)
+        _check_predicate(predicate)
+        if buckets is not None:
+            _check_type("buckets", buckets, Iterable, "bucket ids such as [0, 1]")
+            buckets = list(buckets)
+            for bucket in buckets:
+                _check_type("buckets", bucket, int, "bucket ids such as [0, 1]")
+        _check_type("max_pending", max_pending, int, "a whole number of batches")
+        _check_type("catch_up_threshold", catch_up_threshold, int, "a whole number of snapshots")
+        _check_type("sqs_queue_url", sqs_queue_url, str, "the queue's URL", optional=True)
         if max_pending < 1:
             raise ConfigurationError(f"max_pending must be >= 1, got {max_pending}")
         if on_expired not in _EXPIRED_POLICIES:
@@ -575,6 +588,62 @@ class ChangeFeed:
         return wake
 
 
+# argument checks: wrong-typed arguments are a ConfigurationError naming the argument, not an
+# AttributeError or TypeError from deep inside planning.
+def _check_type(
+    name: str, value: Any, kind: type | tuple[type, ...], wanted: str, *, optional: bool = False
+) -> None:
+    if value is None and optional:
+        return
+    if isinstance(value, bool) and kind is not bool:
+        ok = False  # True is an int to Python, not a count or an id
+    else:
+        ok = isinstance(value, kind)
+    if not ok:
+        raise ConfigurationError(f"{name} must be {wanted}, got {type(value).__name__} {value!r}")
+
+
+def _check_number(name: str, value: Any, unit: str, *, minimum: float) -> None:
+    _check_type(name, value, (int, float), f"a number of {unit}")
+    if not value > minimum:
+        raise ConfigurationError(f"{name} must be > {minimum:g} {unit}, got {value!r}")
+
+
+def _check_names(name: str, value: Any) -> list[str] | None:
+    if value is None:
+        return None
+    names = list(value) if isinstance(value, Iterable) and not isinstance(value, str) else None
+    if names is None or not all(isinstance(item, str) for item in names):
+        raise ConfigurationError(
+            f"{name} must be a list of column names such as ['id', 'amount'], got {value!r}"
+        )
+    return names
+
+
+def _check_table(table: Any) -> None:
+    if not all(hasattr(table, attribute) for attribute in ("new_read_builder", "table_path", "file_io")):
+        hint = (
+            f"; open it first: paimon_feed.tables.open_table(warehouse, {table!r})"
+            if isinstance(table, str)
+            else ""
+        )
+        raise ConfigurationError(
+            f"table must be a pypaimon table (catalog.get_table('db.table')), got "
+            f"{type(table).__name__} {table!r}{hint}"
+        )
+
+
+def _check_predicate(predicate: Any) -> None:
+    if predicate is not None and not all(
+        hasattr(predicate, attribute) for attribute in ("method", "field", "literals")
+    ):
+        raise ConfigurationError(
+            f"predicate must be a pypaimon Predicate "
+            f"(table.new_read_builder().new_predicate_builder().greater_than('x', 3)), got "
+            f"{type(predicate).__name__} {predicate!r}"
+        )
+
+
 class SyncChangeFeed:
     """Blocking use of a :class:`ChangeFeed` from non-async code.
 
@@ -584,7 +653,17 @@ class SyncChangeFeed:
             for batch in feed:
                 process(batch.to_arrow())
                 feed.commit(batch)
+
+    The feed runs on an event loop in a daemon thread. Ctrl-C (``KeyboardInterrupt``) or any
+    other exception raised while waiting for a batch closes the feed, then propagates: a
+    feed left idle in a ``for`` loop ends promptly, with uncommitted batches left uncommitted.
     """
+
+    # The main thread waits in slices, not in one blocking ``Future.result()``: a signal the
+    # kernel hands to another thread (pypaimon's, watchfiles', the loop's) does not interrupt
+    # a lock wait in the main thread, so Python would only run its SIGINT handler after the
+    # next batch arrived, which on an idle table is never.
+    _WAIT_SLICE = 0.2  # seconds
 
     def __init__(self, feed: ChangeFeed) -> None:
         self._feed = feed
@@ -596,10 +675,19 @@ class SyncChangeFeed:
         self._closed = False
 
     def _call(self, coroutine):
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+        future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+        try:
+            while True:
+                try:
+                    return future.result(timeout=self._WAIT_SLICE)
+                except concurrent.futures.TimeoutError:
+                    continue
+        except BaseException:
+            future.cancel()
+            raise
 
     def __enter__(self) -> SyncChangeFeed:
-        self._call(self._feed.start())
+        self._interruptible(self._feed.start())
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -610,9 +698,17 @@ class SyncChangeFeed:
 
     def __next__(self) -> FeedBatch:
         try:
-            return self._call(self._feed.__anext__())
+            return self._interruptible(self._feed.__anext__())
         except StopAsyncIteration:
             raise StopIteration from None
+
+    def _interruptible(self, coroutine):
+        """Run ``coroutine``; if the caller is interrupted meanwhile, close the feed first."""
+        try:
+            return self._call(coroutine)
+        except (KeyboardInterrupt, SystemExit):
+            self.close()
+            raise
 
     def commit(self, batch: FeedBatch) -> None:
         self._call(self._feed.commit(batch))

@@ -7,12 +7,23 @@ this is where those strings are checked and pypaimon's catalog errors become ``F
 
 from __future__ import annotations
 
+import os
 import re
+import socket
 from typing import Any, Mapping
+from urllib.parse import urlparse
 
-from paimon_feed.errors import ConfigurationError, TableNotFoundError
+from paimon_feed.errors import ConfigurationError, StorageError, TableNotFoundError
 
-__all__ = ["commit_arrow", "open_catalog", "open_table", "parse_table_name", "redact"]
+__all__ = [
+    "check_reachable",
+    "commit_arrow",
+    "open_catalog",
+    "open_table",
+    "parse_table_name",
+    "redact",
+    "s3_endpoint",
+]
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_$-]*")
 _SECRET_WORDS = ("secret", "password", "token", "credential", "key")
@@ -43,6 +54,66 @@ def redact(options: Mapping[str, Any]) -> dict[str, Any]:
         key: "***" if any(word in key.lower() for word in _SECRET_WORDS) and "id" not in key.lower() else value
         for key, value in options.items()
     }
+
+
+def s3_endpoint(warehouse: str, options: Mapping[str, str] | None = None) -> str | None:
+    """The S3 endpoint pyarrow will use for ``warehouse``, or ``None`` if it is not on S3:
+    ``fs.s3.endpoint``, else ``$AWS_ENDPOINT_URL_S3`` / ``$AWS_ENDPOINT_URL``, else AWS's
+    endpoint for the region (``fs.s3.region``, ``$AWS_REGION``, ``$AWS_DEFAULT_REGION``).
+
+    >>> s3_endpoint("s3://bucket/wh", {"fs.s3.endpoint": "http://127.0.0.1:9000"})
+    'http://127.0.0.1:9000'
+    >>> s3_endpoint("/data/wh") is None
+    True
+    """
+    from paimon_feed.checkpoint import s3_endpoint_option
+
+    if urlparse(warehouse).scheme.lower() not in ("s3", "s3a", "s3n"):
+        return None
+    options = dict(options or {})
+    endpoint = (
+        s3_endpoint_option(options)
+        or os.environ.get("AWS_ENDPOINT_URL_S3")
+        or os.environ.get("AWS_ENDPOINT_URL")
+    )
+    if endpoint:
+        return endpoint
+    region = (
+        options.get("fs.s3.region") or os.environ.get("AWS_REGION")
+        or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
+    )
+    return f"https://s3.{region}.amazonaws.com"
+
+
+def check_reachable(
+    warehouse: str, options: Mapping[str, str] | None = None, *, timeout: float = 5.0
+) -> None:
+    """Fail within ``timeout`` seconds if the warehouse's object store does not accept a
+    connection, naming the endpoint; a no-op for local warehouses.
+
+    pyarrow's S3 client retries a refused connection for over a minute before pypaimon reports
+    it as a failure to load the schema; an entry point checks first, so a wrong endpoint is
+    one clear message at once. A connection is all it tries: no request, no credentials.
+    """
+    endpoint = s3_endpoint(warehouse, options)
+    if endpoint is None:
+        return
+    parsed = urlparse(endpoint)
+    host = parsed.hostname
+    try:
+        port = parsed.port or (80 if parsed.scheme == "http" else 443)
+    except ValueError:
+        raise ConfigurationError(f"invalid S3 endpoint {endpoint!r} for warehouse {warehouse}") from None
+    if not host:
+        raise ConfigurationError(f"invalid S3 endpoint {endpoint!r} for warehouse {warehouse}")
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as exc:
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        raise StorageError(
+            f"cannot reach the S3 endpoint {endpoint} of warehouse {warehouse}: {reason}; "
+            f"check fs.s3.endpoint (--catalog-option) or AWS_ENDPOINT_URL, and the network"
+        ) from exc
 
 
 def open_catalog(warehouse: str, options: Mapping[str, str] | None = None) -> Any:

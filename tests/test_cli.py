@@ -85,11 +85,7 @@ def test_tail_output_formats(warehouse, append_table, fmt):
         assert lines[0].startswith("+-") and "| id " in lines[1]
         assert sum("c0-r" in line for line in lines) == 3
     else:
-        decoder, text, rows = json.JSONDecoder(), result.stdout.strip(), []
-        while text:
-            row, end = decoder.raw_decode(text)
-            rows.append(row)
-            text = text[end:].strip()
+        rows = json.loads(result.stdout)  # one array for the whole run
         assert [row["payload"] for row in rows] == ["c0-r0", "c0-r1", "c0-r2"]
 
 

@@ -6,7 +6,7 @@ import pyarrow as pa
 import pytest
 
 from paimon_feed.errors import ConfigurationError
-from paimon_feed.filters import RowFilter, apply_filters, parse_filter, to_predicate
+from paimon_feed.filters import RowFilter, apply_filters, bind_filters, parse_filter, table_schema, to_predicate
 from paimon_feed.output import RowWriter
 
 
@@ -19,13 +19,16 @@ from paimon_feed.output import RowWriter
         ("a<2", RowFilter("a", "<", "2")),
         ("name=ab*", RowFilter("name", "prefix", "ab")),
         ("a=", RowFilter("a", "=", "")),
+        ("a==1", RowFilter("a", "=", "1")),
+        (" a = b c ", RowFilter("a", "=", "b c")),
+        ("a >= 2", RowFilter("a", ">=", "2")),
     ],
 )
 def test_parse(text, expected):
     assert parse_filter(text) == expected
 
 
-@pytest.mark.parametrize("text", ["", "=1", "a~1", "1a=2"])
+@pytest.mark.parametrize("text", ["", "=1", "a~1", "1a=2", "a===1", "a=>1", "a<>1", "a!=b*"])
 def test_parse_rejects(text):
     with pytest.raises(ConfigurationError):
         parse_filter(text)
@@ -33,15 +36,19 @@ def test_parse_rejects(text):
 
 def test_apply_filters_is_exact_and_null_safe():
     data = pa.table({"n": [1, 2, 3, None], "s": ["ab", "abc", "b", "abd"]})
-    kept = apply_filters(data, [parse_filter("n>=2"), parse_filter("s=ab*")])
+    filters = bind_filters(data.schema, [parse_filter("n>=2"), parse_filter("s=ab*")])
+    kept = apply_filters(data, filters)
     assert kept.to_pylist() == [{"n": 2, "s": "abc"}]
 
 
 def test_predicates_build_for_the_table_types(append_table):
     assert to_predicate(append_table, []) is None
-    assert to_predicate(append_table, [parse_filter("commit>=1"), parse_filter("payload=c1*")]) is not None
+    schema = table_schema(append_table)
+    filters = bind_filters(schema, [parse_filter("commit>=1"), parse_filter("payload=c1*")])
+    assert [f.value for f in filters] == [1, "c1"]
+    assert to_predicate(append_table, filters) is not None
     with pytest.raises(ConfigurationError, match="not a valid"):
-        to_predicate(append_table, [parse_filter("commit>x")])
+        bind_filters(schema, [parse_filter("commit>x")])
 
 
 def test_writers():

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+import tempfile
 
 import pytest
 
@@ -47,11 +48,13 @@ def test_a_permanent_storage_fault_reaches_the_consumer_and_leaves_the_checkpoin
     assert outcome.lost == 0
 
 
-def test_a_consumer_file_protects_unread_snapshots_from_paimons_expiry_rule():
+def test_a_consumer_file_protects_unread_snapshots_from_paimons_expiry_rule(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the run makes its warehouses
     outcome = reliability.run_expiry()
     assert outcome.notes["earliest_after_expiry_with_consumer"] == 3  # held at nextSnapshot
     assert (outcome.lost, outcome.duplicated) == (0, 0)
     assert "snapshot 3 expired before it was read" in outcome.notes["unprotected_error"]
+    assert os.listdir(tmp_path) == []  # the run removed what it made
 
 
 def test_soak_keeps_memory_descriptors_and_tasks_flat():

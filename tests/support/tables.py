@@ -101,3 +101,50 @@ def expire_snapshots(table, keep_from: int) -> None:
             os.remove(os.path.join(snapshot_dir, name))
     with open(os.path.join(snapshot_dir, "EARLIEST"), "w") as handle:
         handle.write(str(keep_from))
+
+
+TYPED_SCHEMA = pa.schema(
+    [
+        ("i8", pa.int8()),
+        ("i32", pa.int32()),
+        ("i64", pa.int64()),
+        ("f32", pa.float32()),
+        ("f64", pa.float64()),
+        ("price", pa.decimal128(10, 2)),
+        ("flag", pa.bool_()),
+        ("status", pa.string()),
+        ("day", pa.date32()),
+        ("ts", pa.timestamp("us")),
+        ("tsz", pa.timestamp("us", tz="UTC")),
+        ("raw", pa.binary()),
+    ]
+)
+
+
+def typed_rows() -> list[dict]:
+    """Three rows that differ in every column of ``TYPED_SCHEMA`` (row ``n`` has ``i64 == n``)."""
+    import datetime
+    import decimal
+
+    utc = datetime.timezone.utc
+    return [
+        {
+            "i8": n, "i32": 10 * n, "i64": n, "f32": 1.1 * n, "f64": 0.5 + n,
+            "price": decimal.Decimal(f"{5 + n}.10"), "flag": n % 2 == 1,
+            "status": ("shipped", "open", "shipping")[n],
+            "day": datetime.date(2026, 1, 5 + n),
+            "ts": datetime.datetime(2026, 1, 1, 0, 0, 8 + n),
+            "tsz": datetime.datetime(2026, 1, 1, 0, 0, 8 + n, tzinfo=utc),
+            "raw": bytes([n]),
+        }
+        for n in range(3)
+    ]
+
+
+def create_typed_table(cat, name: str = "db.typed"):
+    """An append table with a column of each Arrow type a CLI filter reads, holding
+    :func:`typed_rows` in one commit."""
+    cat.create_table(name, Schema.from_pyarrow_schema(TYPED_SCHEMA), False)
+    table = cat.get_table(name)
+    commit_arrow(table, pa.Table.from_pylist(typed_rows(), schema=TYPED_SCHEMA))
+    return table
