@@ -331,13 +331,20 @@ class ExactRead:
     stored in data files: a partition column is never filtered, and neither is a predicate
     under some read paths. Applying the predicate again to the Arrow result makes it exact
     for every batch kind; columns read only for the predicate are dropped afterwards.
+
+    Plain append data (see :class:`_DirectParquet`) is read with pyarrow directly, which gives
+    the same rows as pypaimon's reader at a fraction of the CPU per file.
     """
 
-    def __init__(self, builder: Any, predicate: Any, columns: list[str] | None) -> None:
+    def __init__(
+        self, builder: Any, predicate: Any, columns: list[str] | None, *, direct: Any = None
+    ) -> None:
         self._builder = builder
         self._predicate = predicate
         self._columns = columns
-        self.schema = _filtered(builder.new_read().to_arrow([]), None, columns).schema
+        self._read_schema = builder.new_read().to_arrow([]).schema
+        self.schema = _filtered(self._read_schema.empty_table(), None, columns).schema
+        self._direct = direct
 
     def to_arrow(self, splits: list, *, removed: list | None = None) -> pa.Table:
         parts = []
@@ -352,16 +359,111 @@ class ExactRead:
         for group, kind in ((removed or [], "-D"), (splits, "+I" if removed is not None else None)):
             if not group:
                 continue
-            for batch in self._builder.new_read().to_arrow_batch_reader(group):
+            for batch in self._raw_batches(group):
                 batch = _filtered(batch, self._predicate, self._columns)
                 if batch.num_rows:
                     yield _with_row_kind(batch, kind) if kind is not None else batch
 
+    def _raw_batches(self, splits: list) -> Iterator[pa.RecordBatch]:
+        direct = self._direct.batches(splits, self._read_schema) if self._direct else None
+        if direct is not None:
+            return direct
+        return iter(self._builder.new_read().to_arrow_batch_reader(splits))
+
     def _read_table(self, splits: list) -> pa.Table:
-        data = self._builder.new_read().to_arrow(splits) if splits else None
+        data = None
+        if splits:
+            if self._direct is not None:
+                data = self._direct.table(splits, self._read_schema)
+            if data is None:
+                data = self._builder.new_read().to_arrow(splits)
         if data is None:
-            data = self._builder.new_read().to_arrow([])
+            data = self._read_schema.empty_table()
         return _filtered(data, self._predicate, self._columns)
+
+
+class _DirectParquet:
+    """Reads plain append splits with ``pyarrow.dataset``: the files pypaimon would read as
+    they are (``raw_convertible``), no deletion vectors, every file written with the schema
+    being read (no column mapping or casting), Parquet, on a pyarrow file system.
+
+    A read is direct only when the columns pyarrow returns have exactly the names and types of
+    pypaimon's output; anything else (or any doubt) returns ``None`` and pypaimon reads it.
+    """
+
+    def __init__(self, table: Any, include_row_kind: bool) -> None:
+        self._schema_id = table.table_schema.id
+        self._file_io = table.file_io
+        self._row_kind = include_row_kind
+
+    @classmethod
+    def for_table(cls, table: Any, include_row_kind: bool) -> _DirectParquet | None:
+        import pyarrow.fs as pafs
+
+        options = table.options
+        if (
+            table.is_primary_key_table
+            or options.deletion_vectors_enabled()
+            or options.data_evolution_enabled()
+            or not isinstance(getattr(table.file_io, "filesystem", None), pafs.FileSystem)
+            or os.environ.get("PAIMON_FEED_DIRECT_READ", "1") == "0"
+        ):
+            return None
+        return cls(table, include_row_kind)
+
+    def _paths(self, splits: list) -> list[str] | None:
+        from pypaimon.read.split import DataSplit
+
+        paths = []
+        for split in splits:
+            if (
+                type(split) is not DataSplit
+                or not split.raw_convertible
+                or any(split.data_deletion_files or ())
+            ):
+                return None
+            for data_file in split.files:
+                if (
+                    data_file.schema_id != self._schema_id
+                    or not data_file.file_name.endswith(".parquet")
+                    or data_file.file_path is None
+                ):
+                    return None
+                paths.append(self._file_io.to_filesystem_path(data_file.file_path))
+        return paths
+
+    def _scanner(self, splits: list, target: pa.Schema) -> Any:
+        import pyarrow.dataset as ds
+
+        paths = self._paths(splits)
+        if not paths:
+            return None
+        columns = [name for name in target.names if name != ROW_KIND_COLUMN]
+        dataset = ds.dataset(paths, format="parquet", filesystem=self._file_io.filesystem)
+        stored = dataset.schema
+        for name in columns:
+            index = stored.get_field_index(name)
+            if index < 0 or stored.field(index).type != target.field(name).type:
+                return None
+        return dataset.scanner(columns=columns)
+
+    def _conformed(self, data: Any, target: pa.Schema) -> Any:
+        if self._row_kind:
+            kinds = pa.array(["+I"] * data.num_rows, pa.string())
+            data = data.add_column(0, pa.field(ROW_KIND_COLUMN, pa.string()), kinds) \
+                if isinstance(data, pa.Table) \
+                else pa.RecordBatch.from_arrays([kinds, *data.columns], names=[ROW_KIND_COLUMN, *data.schema.names])
+        return data.cast(target)
+
+    def table(self, splits: list, target: pa.Schema) -> pa.Table | None:
+        scanner = self._scanner(splits, target)
+        return self._conformed(scanner.to_table(), target) if scanner is not None else None
+
+    def batches(self, splits: list, target: pa.Schema) -> Iterator[pa.RecordBatch] | None:
+        scanner = self._scanner(splits, target)
+        if scanner is None:
+            return None
+        return (self._conformed(batch, target) for batch in scanner.to_batches() if batch.num_rows)
 
 
 class SchemaPlanner:
@@ -408,7 +510,10 @@ class SchemaPlanner:
                 builder.with_buckets(sorted(buckets))
             builder.with_include_row_kind(include_row_kind)
             self._scan = builder.new_streaming_scan()
-            self.read = ExactRead(builder, predicate, output_columns)
+            self.read = ExactRead(
+                builder, predicate, output_columns,
+                direct=_DirectParquet.for_table(table, include_row_kind),
+            )
             # Kept for overwrite reads: whole-table state, row kinds set by the feed.
             self._state_builder = table.new_read_builder()
             if read_columns is not None:
