@@ -1,7 +1,8 @@
 """The ``paimon-feed`` command.
 
 ``paimon-feed tail WAREHOUSE DB.TABLE`` streams a table's rows as they commit;
-``paimon-feed demo`` builds a local warehouse, commits to it and tails it live. Bare
+``paimon-feed demo`` builds a local warehouse, commits to it and tails it live;
+``paimon-feed consumers WAREHOUSE DB.TABLE`` lists, resets, deletes or expires consumers. Bare
 ``paimon-feed`` prints the help on stderr and exits 2.
 
 Exit codes: 0 done; 1 the feed failed (expired snapshot, storage error, unreachable object
@@ -39,8 +40,9 @@ logger = logging.getLogger("paimon_feed.cli")  # not __main__ under python -m
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
 _EXIT_BY_SIGNAL = {signal.SIGINT: EXIT_INTERRUPTED, signal.SIGTERM: EXIT_TERMINATED}
-# Options whose value may start with '-' ('--from -30m'); argparse would take it for an option.
-_DASH_VALUE_OPTIONS = ("--from",)
+# Options whose value may start with '-' ('--from -30m', 'consumers reset --to -1h'); argparse
+# would take it for an option.
+_DASH_VALUE_OPTIONS = ("--from", "--to")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -124,6 +126,31 @@ def _add_demo_arguments(demo: argparse.ArgumentParser) -> None:
     demo.add_argument("--warehouse", help="warehouse directory (default: a new temp dir, removed at exit)")
 
 
+def _add_consumers_arguments(consumers: argparse.ArgumentParser) -> None:
+    consumers.add_argument("warehouse", help="warehouse path or URL (e.g. /data/wh, s3://bucket/wh)")
+    consumers.add_argument("table", help="table as DATABASE.TABLE")
+    consumers.add_argument(
+        "action", nargs="?", choices=("list", "reset", "delete"), default="list",
+        help="list (default), reset ID --to POSITION, or delete ID",
+    )
+    consumers.add_argument("consumer_id", nargs="?", metavar="ID", help="the consumer to reset or delete")
+    consumers.add_argument(
+        "--to", dest="position", metavar="POSITION",
+        help="reset: the snapshot to read next: ID, earliest, latest (only later commits), "
+        "time:<ISO-8601> or a relative time such as -1h",
+    )
+    consumers.add_argument(
+        "--expire-older-than", metavar="DURATION",
+        help="first delete consumers whose file was not written for this long (7d, 12h, 30m): "
+        "Paimon's consumer.expiration-time rule",
+    )
+    consumers.add_argument("--format", choices=("table", "json"), default="table", help="output format (default table)")
+    consumers.add_argument(
+        "--catalog-option", action="append", default=[], type=_catalog_option, metavar="KEY=VALUE",
+        help="extra catalog option (repeatable)",
+    )
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="paimon-feed",
@@ -151,6 +178,16 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     _add_demo_arguments(demo)
     _add_verbose(demo, "command_verbose")
+
+    consumers = commands.add_parser(
+        "consumers",
+        help="list, reset, delete or expire a table's consumers",
+        description="List a table's consumers (id, next snapshot, lag, age of the oldest unread "
+        "commit, last written, and which one holds back snapshot expiry), or reset, delete or "
+        "expire them.",
+    )
+    _add_consumers_arguments(consumers)
+    _add_verbose(consumers, "command_verbose")
     return parser
 
 
@@ -316,6 +353,78 @@ def _run_demo(args: argparse.Namespace) -> int:
     )
 
 
+# consumers ------------------------------------------------------------------------------------
+def _age(now_ms: int, then_ms: int | None) -> str:
+    if then_ms is None:
+        return "-"
+    seconds = max(0, (now_ms - then_ms) // 1000)
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.1f}{unit}"
+    return f"{seconds}s"
+
+
+def _run_consumers(args: argparse.Namespace) -> int:
+    import datetime
+    import json
+    import time
+
+    from paimon_feed.consumers import (
+        delete_consumer,
+        expire_consumers,
+        list_consumers,
+        parse_duration,
+        reset_consumer,
+    )
+    from paimon_feed.tables import check_reachable, open_table
+
+    if args.action != "list" and not args.consumer_id:
+        raise ConfigurationError(f"consumers {args.action} needs the consumer id: consumers WH DB.TABLE {args.action} ID")
+    if args.action == "list" and args.consumer_id:
+        raise ConfigurationError(f"unexpected {args.consumer_id!r}: use 'reset ID --to POSITION' or 'delete ID'")
+    if (args.action == "reset") != (args.position is not None):
+        raise ConfigurationError("--to POSITION goes with reset, and reset needs it")
+    older_than = parse_duration(args.expire_older_than) if args.expire_older_than else None
+    options = dict(args.catalog_option)
+    check_reachable(args.warehouse, options)
+    table = open_table(args.warehouse, args.table, options)
+    if older_than is not None:
+        for consumer_id in expire_consumers(table, older_than):
+            _note(f"deleted consumer {consumer_id}: not written for over {args.expire_older_than}")
+    if args.action == "reset":
+        next_id = reset_consumer(table, args.consumer_id, args.position)
+        _note(f"consumer {args.consumer_id} now reads snapshot {next_id} next")
+    elif args.action == "delete":
+        delete_consumer(table, args.consumer_id)
+        _note(f"deleted consumer {args.consumer_id}")
+    consumers = list_consumers(table)
+    if args.format == "json":
+        print(json.dumps([consumer.to_dict() for consumer in consumers], indent=2))
+        return EXIT_OK
+    now_ms = int(time.time() * 1000)
+    header = ("consumer", "next snapshot", "lag", "oldest unread", "last written", "holds expiry")
+    lines = [
+        (
+            consumer.consumer_id,
+            str(consumer.next_snapshot_id),
+            str(consumer.lag_snapshots),
+            _age(now_ms, consumer.oldest_unread_commit_ms),
+            "-" if consumer.last_modified_ms is None else datetime.datetime.fromtimestamp(
+                consumer.last_modified_ms / 1000, tz=datetime.timezone.utc
+            ).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "yes" if consumer.holds_expiry else "",
+        )
+        for consumer in consumers
+    ]
+    if not lines:
+        print(f"table {args.table} has no consumers")
+        return EXIT_OK
+    widths = [max(len(row[i]) for row in (header, *lines)) for i in range(len(header))]
+    for row in (header, *lines):
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    return EXIT_OK
+
+
 # errors and logging -----------------------------------------------------------------------
 def _one_line(exc: BaseException) -> str:
     """The error as one line: a ``FeedError``'s own message; for anything else its type and
@@ -381,7 +490,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     verbosity = args.verbose + args.command_verbose
     _configure_logging(verbosity)
     try:
-        return _run_tail(args) if args.command == "tail" else _run_demo(args)
+        run = {"tail": _run_tail, "demo": _run_demo, "consumers": _run_consumers}[args.command]
+        return run(args)
     except (ConfigurationError, TableNotFoundError, CheckpointError) as exc:
         return _fail(exc, EXIT_USAGE, verbosity)
     except KeyboardInterrupt:

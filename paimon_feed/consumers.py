@@ -1,0 +1,181 @@
+"""A table's consumers as an operator sees them: who reads it, how far behind, and who keeps
+Paimon from expiring snapshots.
+
+A consumer is a file ``{table}/consumer/consumer-{id}`` holding the next snapshot it will read
+(see :mod:`paimon_feed.checkpoint`). Paimon's snapshot expiration never removes a snapshot at or
+after the smallest ``nextSnapshot`` of all consumers, so one forgotten consumer pins every
+snapshot after it for ever (Paimon's own remedy is ``consumer.expiration-time``: consumers whose
+file was not written for that long are deleted; :func:`expire_consumers` applies the same rule).
+Works on every file system pypaimon reads (local, ``s3://``, ...) through the table's file IO.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import logging
+import re
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from paimon_feed.checkpoint import CheckpointStore, decode_checkpoint, validate_consumer_id
+from paimon_feed.errors import CheckpointError, ConfigurationError, InvalidStartError
+
+__all__ = [
+    "ConsumerInfo",
+    "delete_consumer",
+    "expire_consumers",
+    "list_consumers",
+    "parse_duration",
+    "reset_consumer",
+]
+
+logger = logging.getLogger(__name__)
+
+_PREFIX = "consumer-"
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(s|m|h|d)")
+_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+@dataclass(frozen=True)
+class ConsumerInfo:
+    """One consumer of a table. Times in milliseconds since the epoch (UTC).
+
+    ``lag_snapshots``: committed snapshots it has not read (0 when caught up).
+    ``oldest_unread_commit_ms``: commit time of the first of those, ``None`` when caught up.
+    ``holds_expiry``: it has the smallest next snapshot among consumers with unread
+    snapshots, so it is the one that keeps Paimon from expiring them.
+    """
+
+    consumer_id: str
+    next_snapshot_id: int
+    lag_snapshots: int
+    oldest_unread_commit_ms: int | None
+    last_modified_ms: int | None
+    holds_expiry: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in ``text``: a number and a unit, ``s``, ``m``, ``h`` or ``d``.
+
+    >>> parse_duration("7d"), parse_duration("90m"), parse_duration("1.5h")
+    (604800.0, 5400.0, 5400.0)
+    """
+    match = _DURATION.fullmatch(text.strip()) if isinstance(text, str) else None
+    if not match:
+        raise ConfigurationError(f"invalid duration {text!r}: give a number and s, m, h or d, e.g. 7d")
+    return float(match.group(1)) * _SECONDS[match.group(2)]
+
+
+def _consumer_dir(table: Any) -> str:
+    return f"{str(table.table_path).rstrip('/')}/consumer"
+
+
+def _mtime_ms(status: Any) -> int | None:
+    mtime = getattr(status, "mtime", None)
+    if isinstance(mtime, datetime.datetime):
+        if mtime.tzinfo is None:
+            mtime = mtime.replace(tzinfo=datetime.timezone.utc)
+        return int(mtime.timestamp() * 1000)
+    if isinstance(mtime, (int, float)):
+        return int(mtime * 1000)
+    return None
+
+
+def _consumer_files(table: Any) -> dict[str, Any]:
+    """consumer id -> its file status, for every consumer file of ``table``."""
+    directory = _consumer_dir(table)
+    file_io = table.file_io
+    if not file_io.exists(directory):
+        return {}
+    files = {}
+    for status in file_io.list_status(directory):
+        name = getattr(status, "base_name", None) or str(status.path).rstrip("/").rsplit("/", 1)[-1]
+        if name.startswith(_PREFIX) and not name.endswith(".tmp"):
+            files[name[len(_PREFIX):]] = status
+    return files
+
+
+def _commit_time_ms(table: Any, snapshot_id: int) -> int | None:
+    path = f"{str(table.table_path).rstrip('/')}/snapshot/snapshot-{snapshot_id}"
+    try:
+        return int(json.loads(table.file_io.read_file_utf8(path))["timeMillis"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # expired meanwhile, or unreadable: the age is unknown, not an error
+
+
+def list_consumers(table: Any) -> list[ConsumerInfo]:
+    """Every consumer of ``table``, sorted by id. A corrupt consumer file is a
+    :class:`CheckpointError` naming it (Paimon's expiration would fail on it too)."""
+    from paimon_feed.planner import Planner
+
+    latest = Planner(table).latest_snapshot_id() or 0
+    entries = []
+    for consumer_id, status in sorted(_consumer_files(table).items()):
+        path = f"{_consumer_dir(table)}/{_PREFIX}{consumer_id}"
+        next_id = decode_checkpoint(table.file_io.read_file_utf8(path), path)
+        lag = max(0, latest - next_id + 1)
+        entries.append((consumer_id, next_id, lag, _mtime_ms(status)))
+    behind = [next_id for _, next_id, lag, _ in entries if lag > 0]
+    pinning = min(behind) if behind else None
+    return [
+        ConsumerInfo(
+            consumer_id=consumer_id,
+            next_snapshot_id=next_id,
+            lag_snapshots=lag,
+            oldest_unread_commit_ms=_commit_time_ms(table, next_id) if lag else None,
+            last_modified_ms=modified,
+            holds_expiry=next_id == pinning,
+        )
+        for consumer_id, next_id, lag, modified in entries
+    ]
+
+
+def reset_consumer(table: Any, consumer_id: str, position: str | int) -> int:
+    """Move ``consumer_id`` to ``position`` (a snapshot id, ``earliest``, ``latest`` or a
+    time, as for ``start``), forwards or backwards, creating it if needed. Returns the next
+    snapshot id stored."""
+    from paimon_feed.planner import Planner
+    from paimon_feed.start import parse_start
+
+    validate_consumer_id(consumer_id)
+    spec = parse_start(position)
+    if spec.kind == "latest-full":
+        raise InvalidStartError(
+            "a consumer file holds a snapshot to read next, not a full read: reset to 'latest' "
+            "(changes after now) or a snapshot id instead of 'latest-full'"
+        )
+    resolution = Planner(table).resolve_start(spec)
+    next_id = resolution.next_snapshot_id if resolution is not None else 1
+    CheckpointStore.for_table(table, consumer_id).save(next_id)
+    logger.info("consumer %s reset to snapshot %d", consumer_id, next_id)
+    return next_id
+
+
+def delete_consumer(table: Any, consumer_id: str) -> None:
+    """Delete ``consumer_id``'s file; a :class:`CheckpointError` if there is none."""
+    validate_consumer_id(consumer_id)
+    if consumer_id not in _consumer_files(table):
+        raise CheckpointError(f"no consumer {consumer_id!r}: {_consumer_dir(table)} has no {_PREFIX}{consumer_id}")
+    table.file_io.delete(f"{_consumer_dir(table)}/{_PREFIX}{consumer_id}", False)
+    logger.info("consumer %s deleted", consumer_id)
+
+
+def expire_consumers(table: Any, older_than_seconds: float, *, now_ms: int | None = None) -> list[str]:
+    """Delete the consumers whose file was last written more than ``older_than_seconds`` ago
+    (Paimon's ``consumer.expiration-time`` rule); returns their ids."""
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    cutoff = now - older_than_seconds * 1000
+    expired = [
+        consumer_id
+        for consumer_id, status in sorted(_consumer_files(table).items())
+        if (modified := _mtime_ms(status)) is not None and modified < cutoff
+    ]
+    for consumer_id in expired:
+        table.file_io.delete(f"{_consumer_dir(table)}/{_PREFIX}{consumer_id}", False)
+        logger.info("consumer %s expired (not written for %.0f s)", consumer_id, older_than_seconds)
+    return expired

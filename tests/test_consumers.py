@@ -1,0 +1,102 @@
+"""``paimon-feed consumers``: a table's consumer files as an operator sees them, on local and
+``s3://`` (moto) tables, through the real entry point."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+from paimon_feed.checkpoint import CheckpointStore
+from s3_support import commit_rows, create_table, paimon_catalog, s3_catalog_options
+from support.tables import commit, table_dir
+
+
+def consumers(warehouse: str, table: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "paimon_feed.cli", "consumers", warehouse, table, *args],
+        capture_output=True, text=True, timeout=120,
+    )
+
+
+def listed(result: subprocess.CompletedProcess) -> dict[str, dict]:
+    assert result.returncode == 0, result.stderr
+    return {entry["consumer_id"]: entry for entry in json.loads(result.stdout)}
+
+
+def test_lists_next_snapshot_lag_age_and_who_holds_expiry(warehouse, append_table):
+    for n in range(5):
+        commit(append_table, n)
+    for consumer_id, next_id in (("etl", 3), ("stale", 2), ("done", 6)):
+        CheckpointStore.for_table(append_table, consumer_id).save(next_id)
+    entries = listed(consumers(warehouse, "db.events", "--format", "json"))
+    assert {name: (e["next_snapshot_id"], e["lag_snapshots"], e["holds_expiry"]) for name, e in entries.items()} == {
+        "etl": (3, 3, False),
+        "stale": (2, 4, True),  # the smallest next snapshot with unread commits pins expiry
+        "done": (6, 0, False),
+    }
+    assert entries["done"]["oldest_unread_commit_ms"] is None
+    assert entries["stale"]["oldest_unread_commit_ms"] <= entries["etl"]["oldest_unread_commit_ms"]
+    table = consumers(warehouse, "db.events")
+    assert table.returncode == 0, table.stderr
+    lines = table.stdout.splitlines()
+    assert lines[0].split() == ["consumer", "next", "snapshot", "lag", "oldest", "unread", "last", "written", "holds", "expiry"]
+    stale = next(line for line in lines if line.startswith("stale"))
+    assert stale.split()[1:3] == ["2", "4"] and stale.rstrip().endswith("yes")
+
+
+def test_reset_moves_a_consumer_backwards_or_forwards_and_tail_resumes_there(warehouse, append_table):
+    for n in range(4):
+        commit(append_table, n)
+    CheckpointStore.for_table(append_table, "etl").save(4)
+    reset = consumers(warehouse, "db.events", "reset", "etl", "--to", "2", "--format", "json")
+    assert listed(reset)["etl"]["next_snapshot_id"] == 2
+    assert "consumer etl now reads snapshot 2 next" in reset.stderr
+    tail = subprocess.run(
+        [sys.executable, "-m", "paimon_feed.cli", "tail", warehouse, "db.events", "--consumer-id", "etl", "--to", "4"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert sorted({json.loads(line)["commit"] for line in tail.stdout.splitlines()}) == [1, 2, 3]
+    latest = consumers(warehouse, "db.events", "reset", "etl", "--to", "latest", "--format", "json")
+    assert listed(latest)["etl"]["next_snapshot_id"] == 5
+    refused = consumers(warehouse, "db.events", "reset", "etl", "--to", "latest-full")
+    assert refused.returncode == 2 and "not a full read" in refused.stderr
+
+
+def test_delete_and_expire_older_than(warehouse, append_table):
+    commit(append_table, 0)
+    for consumer_id in ("keep", "old", "gone"):
+        CheckpointStore.for_table(append_table, consumer_id).save(1)
+    ten_days_ago = time.time() - 10 * 86400
+    os.utime(os.path.join(table_dir(append_table), "consumer", "consumer-old"), (ten_days_ago, ten_days_ago))
+    deleted = consumers(warehouse, "db.events", "delete", "gone", "--expire-older-than", "7d", "--format", "json")
+    assert set(listed(deleted)) == {"keep"}
+    assert "deleted consumer old: not written for over 7d" in deleted.stderr
+    missing = consumers(warehouse, "db.events", "delete", "gone")
+    assert missing.returncode == 2 and "no consumer 'gone'" in missing.stderr
+    bad = consumers(warehouse, "db.events", "--expire-older-than", "soon")
+    assert bad.returncode == 2 and "invalid duration 'soon'" in bad.stderr
+
+
+def test_a_table_without_consumers_says_so(warehouse, append_table):
+    result = consumers(warehouse, "db.events")
+    assert result.returncode == 0 and result.stdout == "table db.events has no consumers\n"
+
+
+def test_list_and_reset_on_s3(moto_server):
+    bucket = moto_server.create_bucket(f"consumers-{os.getpid()}")
+    table = create_table(paimon_catalog(moto_server, bucket), "db.t")
+    for ids in ([1], [2], [3]):
+        commit_rows(table, ids)
+    CheckpointStore.for_table(table, "etl").save(2)
+    options = s3_catalog_options(moto_server, bucket)
+    warehouse = options.pop("warehouse")
+    flags = [arg for key, value in options.items() for arg in ("--catalog-option", f"{key}={value}")]
+    entries = listed(consumers(warehouse, "db.t", "--format", "json", *flags))
+    assert (entries["etl"]["next_snapshot_id"], entries["etl"]["lag_snapshots"]) == (2, 2)
+    assert entries["etl"]["last_modified_ms"] is not None
+    reset = listed(consumers(warehouse, "db.t", "reset", "etl", "--to", "earliest", "--format", "json", *flags))
+    assert reset["etl"]["next_snapshot_id"] == 1
+    assert CheckpointStore.for_table(table, "etl").load() == 1
