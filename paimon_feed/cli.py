@@ -31,7 +31,7 @@ from paimon_feed.errors import (
     SnapshotExpiredError,
     TableNotFoundError,
 )
-from paimon_feed.filters import BoundFilter, apply_filters, bind_filters, parse_filter, table_schema, to_predicate
+from paimon_feed.filters import BoundFilter, bind_filters, parse_filter, table_schema, to_predicate
 from paimon_feed.output import FORMATS, RowWriter, rows_from_arrow
 
 __all__ = ["main"]
@@ -93,6 +93,12 @@ def _add_tail_arguments(tail: argparse.ArgumentParser) -> None:
         help="output format (default jsonl; json prints one array for the whole run)",
     )
     tail.add_argument("--consumer-id", help="checkpoint progress in the table's consumer file under this id")
+    tail.add_argument(
+        "--overwrite", choices=("skip", "read"), default="skip",
+        help="OVERWRITE commits (insert overwrite, truncate): skip them (default, as Java "
+        "Paimon does; a warning names each) or read them as removed (-D) and added (+I) rows "
+        "(implies --include-row-kind)",
+    )
     tail.add_argument(
         "--on-expired", choices=("error", "earliest", "latest-full"), default="error",
         help="if the next snapshot expired before it was read: fail (default), or restart at the "
@@ -213,7 +219,6 @@ class _TailPlan:
     filters: list[BoundFilter]
     predicate: Any
     columns: list[str] | None
-    projection: list[str] | None
 
 
 def _note(text: str) -> None:
@@ -237,17 +242,16 @@ def _prepare_tail(args: argparse.Namespace) -> _TailPlan:
     table = open_table(args.warehouse, args.table, options)
     filters = bind_filters(table_schema(table), [parse_filter(text) for text in args.filter])
     columns = [name.strip() for name in args.columns.split(",")] if args.columns else None
-    projection = None
     if columns is not None:
         known = [field.name for field in table.fields]
         unknown = [name for name in columns if name not in known]
         if unknown:
             raise ConfigurationError(f"--columns: unknown columns {unknown}; the table has {known}")
-        # Read the filter columns too, drop them after filtering.
-        projection = columns + [f.column for f in filters if f.column not in columns]
     if args.consumer_id is not None:
         _note_checkpoint(table, args)
-    return _TailPlan(table, filters, to_predicate(table, filters), columns, projection)
+    # The feed applies the predicate exactly and follows its columns (and --columns) through
+    # renames, so nothing is filtered or selected here again.
+    return _TailPlan(table, filters, to_predicate(table, filters), columns)
 
 
 def _note_checkpoint(table: Any, args: argparse.Namespace) -> None:
@@ -277,17 +281,15 @@ async def _tail(args: argparse.Namespace, plan: _TailPlan, writer: RowWriter) ->
         end=args.end,
         notifier=args.notifier,
         poll_interval=args.poll_interval / 1000,
-        include_row_kind=args.include_row_kind,
-        projection=plan.projection,
+        include_row_kind=args.include_row_kind or args.overwrite == "read",
+        projection=plan.columns,
         predicate=plan.predicate,
         sqs_queue_url=args.sqs_queue_url,
         on_expired=args.on_expired,
+        overwrite=args.overwrite,
     ) as feed:
         async for batch in feed:
-            data = apply_filters(batch.to_arrow(), plan.filters)
-            if plan.columns is not None:
-                keep = (["_row_kind"] if args.include_row_kind else []) + plan.columns
-                data = data.select(keep)
+            data = await asyncio.to_thread(batch.to_arrow)
             rows = rows_from_arrow(data)
             if args.limit is not None:
                 rows = rows[: args.limit - printed]

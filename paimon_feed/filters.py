@@ -31,7 +31,7 @@ from typing import Any, Callable, Sequence
 
 from paimon_feed.errors import ConfigurationError
 
-__all__ = ["BoundFilter", "RowFilter", "apply_filters", "bind_filters", "parse_filter", "table_schema", "to_predicate"]
+__all__ = ["BoundFilter", "RowFilter", "bind_filters", "parse_filter", "table_schema", "to_predicate"]
 
 _FILTER = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_$]*)\s*(==|!=|>=|<=|=|>|<)\s*(.*?)\s*$", re.DOTALL)
 _SYNTAX = "use col=value, col!=value, col>value, col>=value, col<value, col<=value or col=prefix*"
@@ -206,29 +206,3 @@ def to_predicate(table: Any, filters: Sequence[BoundFilter]) -> Any:
     builder = table.new_read_builder().new_predicate_builder()
     predicates = [getattr(builder, _BUILDERS[f.op])(f.column, f.value) for f in filters]
     return predicates[0] if len(predicates) == 1 else builder.and_predicates(predicates)
-
-
-def apply_filters(data: Any, filters: Sequence[BoundFilter]) -> Any:
-    """Keep the rows of an Arrow table that pass every filter (a null never passes)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if not filters or data.num_rows == 0:
-        return data
-    mask = None
-    for row_filter in filters:
-        column = data.column(row_filter.column)
-        if row_filter.op == "prefix":
-            test = pc.starts_with(column, row_filter.value)
-        else:
-            value = pa.scalar(row_filter.value, type=column.type)
-            test = {
-                "=": pc.equal,
-                "!=": pc.not_equal,
-                ">": pc.greater,
-                ">=": pc.greater_equal,
-                "<": pc.less,
-                "<=": pc.less_equal,
-            }[row_filter.op](column, value)
-        mask = test if mask is None else pc.and_(mask, test)
-    return data.filter(pc.fill_null(mask, False))

@@ -119,7 +119,9 @@ class RowWriter:
 
     def _write_csv(self, rows: list[dict]) -> None:
         writer = csv.writer(self.stream, lineterminator="\n")
-        if self._csv_header is None:
+        if self._csv_header != list(rows[0]):
+            # First rows, or the table's schema changed (a column added, renamed or dropped):
+            # a header line names the columns of the rows that follow it.
             self._csv_header = list(rows[0])
             writer.writerow(self._csv_header)
         for row in rows:
