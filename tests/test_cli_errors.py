@@ -63,7 +63,8 @@ def test_a_corrupt_data_file_is_one_line_naming_it_rc_1(warehouse, append_table)
     result = paimon_feed("tail", warehouse, "db.events", "--from", "earliest", "--to", "1")
     assert result.returncode == 1
     line = one_error_line(result)
-    assert data_file in line and line.endswith("(-vv shows the traceback)")
+    # an UnsupportedTableError: named file, said to be unreadable, not retried
+    assert os.path.basename(data_file) in line and "pypaimon cannot read" in line
 
 
 def test_a_corrupt_schema_file_is_one_line_rc_1(warehouse, append_table):
