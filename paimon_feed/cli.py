@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import os
 import signal
 import sys
 import traceback
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from paimon_feed.errors import (
     CheckpointError,
@@ -119,6 +120,15 @@ def _add_tail_arguments(tail: argparse.ArgumentParser) -> None:
         help="exit after printing this many rows (a batch printed in part stays uncommitted)",
     )
     tail.add_argument("--poll-interval", type=int, default=1000, help="poll interval in ms (notifier poll)")
+    tail.add_argument(
+        "--metrics-port", type=int, metavar="PORT",
+        help="serve Prometheus metrics on http://ADDRESS:PORT/metrics while tailing (0: a free "
+        "port, named on stderr); needs pip install 'paimon-feed[metrics]'",
+    )
+    tail.add_argument(
+        "--metrics-address", default="0.0.0.0", metavar="ADDRESS",
+        help="address the metrics server listens on (default 0.0.0.0, as prometheus_client)",
+    )
     tail.add_argument(
         "--catalog-option", action="append", default=[], type=_catalog_option, metavar="KEY=VALUE",
         help="extra catalog option, e.g. fs.s3.endpoint=http://127.0.0.1:9000 (repeatable)",
@@ -235,6 +245,12 @@ def _prepare_tail(args: argparse.Namespace) -> _TailPlan:
         raise ConfigurationError(f"--limit must be >= 1, got {args.limit}")
     if args.poll_interval < 1:
         raise ConfigurationError(f"--poll-interval must be >= 1 ms, got {args.poll_interval}")
+    if args.metrics_port is not None:
+        if not 0 <= args.metrics_port <= 65535:
+            raise ConfigurationError(f"--metrics-port must be 0-65535, got {args.metrics_port}")
+        from paimon_feed.metrics import FeedCollector
+
+        FeedCollector()  # without prometheus-client: the install hint, before the table opens
     parse_start(args.start or "latest")
     parse_end(args.end)
     options = dict(args.catalog_option)
@@ -273,7 +289,6 @@ def _note_checkpoint(table: Any, args: argparse.Namespace) -> None:
 async def _tail(args: argparse.Namespace, plan: _TailPlan, writer: RowWriter) -> int:
     from paimon_feed.feed import ChangeFeed
 
-    printed = 0
     async with ChangeFeed(
         plan.table,
         consumer_id=args.consumer_id,
@@ -288,27 +303,56 @@ async def _tail(args: argparse.Namespace, plan: _TailPlan, writer: RowWriter) ->
         on_expired=args.on_expired,
         overwrite=args.overwrite,
     ) as feed:
-        async for batch in feed:
-            data = await asyncio.to_thread(batch.to_arrow)
-            rows = rows_from_arrow(data)
-            if args.limit is not None:
-                rows = rows[: args.limit - printed]
-            writer.write(rows)
-            printed += len(rows)
-            logger.info("snapshot %d (%s): %d rows", batch.snapshot_id, batch.kind, len(rows))
-            if args.limit is not None and printed >= args.limit:
-                # Commit only what was printed: a partly printed batch stays uncommitted.
-                if len(rows) == data.num_rows:
-                    await feed.commit(batch)
-                elif args.consumer_id is not None:
-                    _note(
-                        f"--limit {args.limit} stopped inside the batch of snapshots "
-                        f"{batch.first_snapshot_id}..{batch.snapshot_id} ({len(rows)} of "
-                        f"{data.num_rows} rows printed); it stays uncommitted, so consumer "
-                        f"{args.consumer_id} starts with it again next time"
-                    )
-                break
-            await feed.commit(batch)
+        with _metrics_server(args, feed):
+            return await _print_rows(args, feed, writer)
+
+
+@contextlib.contextmanager
+def _metrics_server(args: argparse.Namespace, feed: Any) -> Iterator[None]:
+    """Serve ``feed``'s Prometheus metrics while the block runs, if ``--metrics-port`` asks."""
+    if args.metrics_port is None:
+        yield
+        return
+    from paimon_feed.metrics import FeedCollector, serve_metrics
+
+    try:
+        server, _thread = serve_metrics(FeedCollector([feed]), args.metrics_port, args.metrics_address)
+    except OSError as exc:
+        raise ConfigurationError(
+            f"--metrics-port {args.metrics_port}: cannot listen on "
+            f"{args.metrics_address}:{args.metrics_port}: {exc.strerror or exc}"
+        ) from exc
+    _note(f"serving metrics on http://{args.metrics_address}:{server.server_port}/metrics")
+    try:
+        yield
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+async def _print_rows(args: argparse.Namespace, feed: Any, writer: RowWriter) -> int:
+    printed = 0
+    async for batch in feed:
+        data = await asyncio.to_thread(batch.to_arrow)
+        rows = rows_from_arrow(data)
+        if args.limit is not None:
+            rows = rows[: args.limit - printed]
+        writer.write(rows)
+        printed += len(rows)
+        logger.info("snapshot %d (%s): %d rows", batch.snapshot_id, batch.kind, len(rows))
+        if args.limit is not None and printed >= args.limit:
+            # Commit only what was printed: a partly printed batch stays uncommitted.
+            if len(rows) == data.num_rows:
+                await feed.commit(batch)
+            elif args.consumer_id is not None:
+                _note(
+                    f"--limit {args.limit} stopped inside the batch of snapshots "
+                    f"{batch.first_snapshot_id}..{batch.snapshot_id} ({len(rows)} of "
+                    f"{data.num_rows} rows printed); it stays uncommitted, so consumer "
+                    f"{args.consumer_id} starts with it again next time"
+                )
+            break
+        await feed.commit(batch)
     return EXIT_OK
 
 

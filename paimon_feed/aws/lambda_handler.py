@@ -80,6 +80,26 @@ visibility timeout to at least six times the function timeout, and its redrive
 ``maxReceiveCount`` to at least 5, so deadline and throttling retries do not dead-letter good
 messages.
 
+Invocation log line
+-------------------
+
+Each invocation ends with one JSON line on stdout (CloudWatch Logs Insights reads its fields),
+the figures ``paimon_feed.metrics`` exports for a long-running feed::
+
+    {"paimon_feed": "invocation", "request_id": "...", "duration_ms": 812.4, "messages": 3,
+     "retried_messages": 0, "failed_messages": 0, "malformed_messages": 0, "batches": 2,
+     "rows": 20, "lag_snapshots": 0, "latency_ms": {"p50": 95.1, "p99": 130.2, "max": 130.2},
+     "checkpoint_conflicts": 0, "tables": {"db.events": {"status": "done", "batches": 2,
+     "rows": 20, "snapshots": 2, "next_snapshot_id": 5, "lag_snapshots": 0,
+     "checkpoint_conflicts": 0, "error": null}}}
+
+``rows`` counts the rows in the delivered batches' data files (before a primary-key merge);
+``latency_ms`` runs from each batch's commit to the processor call; a table's ``lag_snapshots``
+is how many snapshots it had left when the invocation ended (``null`` if that could not be
+read), the top-level one their sum; ``checkpoint_conflicts`` counts checkpoint races lost to a
+concurrent invocation; ``retried_messages`` are messages SQS delivered more than once
+(``ApproximateReceiveCount`` above 1).
+
 Warm invocations reuse the catalog and the tables (cached for five minutes per warehouse,
 options and table), and the S3 client of the checkpoints.
 """
@@ -90,6 +110,8 @@ import importlib
 import json
 import logging
 import os
+import statistics
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -351,6 +373,11 @@ class TableOutcome:
     batches: int = 0
     next_snapshot_id: int | None = None
     error: str | None = None
+    rows: int = 0
+    snapshots: int = 0
+    latencies_ms: tuple[float, ...] = field(default=(), repr=False)
+    lag_snapshots: int | None = 0
+    checkpoint_conflicts: int = 0
 
     @property
     def ok(self) -> bool:
@@ -433,13 +460,9 @@ def handle_event(event: Any, context: Any, config: HandlerConfig) -> dict[str, A
         if names & failed_tables and message_id is not None and message_id not in failed_ids:
             failed_ids.append(message_id)
 
-    logger.info(
-        "invocation: %d messages, %d tables (%s), %d failed messages, %.0f ms",
-        len(pairs) + len(malformed),
-        len(outcomes),
-        ", ".join(f"{o.table}={o.status}/{o.batches}" for o in outcomes.values()) or "-",
-        len(failed_ids),
-        (time.monotonic() - started) * 1000,
+    _log_invocation(
+        context, event, outcomes, messages=len(pairs) + len(malformed), failed=len(failed_ids),
+        malformed=len(malformed), duration_ms=(time.monotonic() - started) * 1000,
     )
     if failed_tables and None in tables_of and tables_of[None] & failed_tables:
         details = "; ".join(
@@ -448,6 +471,65 @@ def handle_event(event: Any, context: Any, config: HandlerConfig) -> dict[str, A
         )
         raise InvocationFailedError(f"tables not caught up, retry the event: {details}")
     return {"batchItemFailures": [{"itemIdentifier": message_id} for message_id in failed_ids]}
+
+
+def _log_invocation(
+    context: Any, event: Any, outcomes: Mapping[str, TableOutcome], *, messages: int,
+    failed: int, malformed: int, duration_ms: float,
+) -> None:
+    """Write the invocation's one JSON line (see the module docstring).
+
+    On stdout, not through ``logging``: Lambda's Python runtime keeps the root logger at
+    WARNING unless the function configures it, and a line that is JSON alone is what Logs
+    Insights parses into fields.
+    """
+    latencies = sorted(ms for outcome in outcomes.values() for ms in outcome.latencies_ms)
+    lags = [outcome.lag_snapshots for outcome in outcomes.values()]
+    record = {
+        "paimon_feed": "invocation",
+        "request_id": getattr(context, "aws_request_id", None),
+        "duration_ms": round(duration_ms, 1),
+        "messages": messages,
+        "retried_messages": _retried_messages(event),
+        "failed_messages": failed,
+        "malformed_messages": malformed,
+        "batches": sum(outcome.batches for outcome in outcomes.values()),
+        "rows": sum(outcome.rows for outcome in outcomes.values()),
+        "lag_snapshots": sum(lag for lag in lags if lag is not None),
+        "latency_ms": {
+            "p50": round(statistics.median(latencies), 1),
+            "p99": round(latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))], 1),
+            "max": round(latencies[-1], 1),
+        } if latencies else None,
+        "checkpoint_conflicts": sum(outcome.checkpoint_conflicts for outcome in outcomes.values()),
+        "tables": {
+            name: {
+                "status": outcome.status,
+                "batches": outcome.batches,
+                "rows": outcome.rows,
+                "snapshots": outcome.snapshots,
+                "next_snapshot_id": outcome.next_snapshot_id,
+                "lag_snapshots": outcome.lag_snapshots,
+                "checkpoint_conflicts": outcome.checkpoint_conflicts,
+                "error": outcome.error,
+            }
+            for name, outcome in outcomes.items()
+        },
+    }
+    sys.stdout.write(json.dumps(record, separators=(", ", ": ")) + "\n")
+    sys.stdout.flush()
+
+
+def _retried_messages(event: Any) -> int:
+    """SQS records this invocation got before (``ApproximateReceiveCount`` above 1)."""
+    records = event.get("Records") if isinstance(event, dict) else None
+    count = 0
+    for record in records if isinstance(records, list) else ():
+        attributes = record.get("attributes") if isinstance(record, dict) else None
+        received = attributes.get("ApproximateReceiveCount") if isinstance(attributes, dict) else None
+        if isinstance(received, (str, int)) and str(received).isdigit() and int(received) > 1:
+            count += 1
+    return count
 
 
 def _table_of(table_url: str, config: HandlerConfig) -> tuple[str | None, str]:
@@ -474,15 +556,15 @@ def _run_table(name: str, config: HandlerConfig, deadline: _Deadline) -> TableOu
             "table %s: not started, %s ms left is under the %d ms margin; its messages are "
             "reported as failed", name, deadline.remaining_ms(), deadline.margin_ms,
         )
-        return TableOutcome(name, "unfinished")
+        return TableOutcome(name, "unfinished", lag_snapshots=None)
     try:
         table = _table(config, name)
     except TableNotFoundError as exc:
         logger.warning("table %s: skipped, %s", name, exc)
-        return TableOutcome(name, "skipped")
+        return TableOutcome(name, "skipped")  # nothing left to read: no lag
     except Exception as exc:  # reported as this table's failure; other tables go on
         logger.error("table %s: cannot open: %s", name, exc, exc_info=True)
-        return TableOutcome(name, "failed", error=str(exc))
+        return TableOutcome(name, "failed", error=str(exc), lag_snapshots=None)
     delivered = _Progress()
     try:
         return _catch_up(name, table, config, deadline, delivered)
@@ -492,15 +574,52 @@ def _run_table(name: str, config: HandlerConfig, deadline: _Deadline) -> TableOu
             "reported as failed: %s",
             name, delivered.batches, delivered.next_snapshot_id, exc, exc_info=True,
         )
-        return TableOutcome(
-            name, "failed", delivered.batches, delivered.next_snapshot_id, error=str(exc)
-        )
+        return delivered.outcome(name, "failed", table, error=str(exc))
 
 
 @dataclass
 class _Progress:
+    """What one table's catch-up delivered so far in this invocation."""
+
     batches: int = 0
     next_snapshot_id: int | None = None
+    rows: int = 0
+    snapshots: int = 0
+    latencies_ms: list[float] = field(default_factory=list)
+    checkpoint_conflicts: int = 0
+
+    def deliver(self, batch: FeedBatch, processor: Callable[[FeedBatch], Any]) -> None:
+        """Hand ``batch`` to the processor and count it (after it returns)."""
+        handed_at_ms = time.time() * 1000
+        processor(batch)
+        self.batches += 1
+        self.rows += sum(split.row_count for split in batch.splits)
+        self.snapshots += batch.snapshot_count
+        self.latencies_ms.append(max(0.0, handed_at_ms - batch.commit_time_ms))
+
+    def outcome(
+        self, name: str, status: str, table: Any = None, *, error: str | None = None
+    ) -> TableOutcome:
+        """The table's outcome; with ``table``, its lag is read from the latest snapshot id
+        (a table that caught up without losing a checkpoint race has none by construction)."""
+        return TableOutcome(
+            name, status, self.batches, self.next_snapshot_id, error=error, rows=self.rows,
+            snapshots=self.snapshots, latencies_ms=tuple(self.latencies_ms),
+            lag_snapshots=_lag(name, table, self.next_snapshot_id) if table is not None else 0,
+            checkpoint_conflicts=self.checkpoint_conflicts,
+        )
+
+
+def _lag(name: str, table: Any, next_snapshot_id: int | None) -> int | None:
+    """Snapshots after ``next_snapshot_id - 1`` that exist now; ``None`` if unknown."""
+    if next_snapshot_id is None:
+        return None
+    try:
+        latest = Planner(table).latest_snapshot_id()
+    except Exception as exc:  # only a figure for the log line; the outcome stands
+        logger.warning("table %s: cannot read the latest snapshot id for its lag: %s", name, exc)
+        return None
+    return max(0, (latest or 0) - (next_snapshot_id - 1))
 
 
 def _catch_up(
@@ -520,14 +639,12 @@ def _catch_up(
         resolution = planner.resolve_start(config.start)
         if resolution is None:
             logger.info("table %s: no snapshot yet, nothing to deliver", name)
-            return TableOutcome(name, "done")
+            return progress.outcome(name, "done")
         if resolution.full_snapshot_id is not None:
-            batch = planner.full_batch(resolution.full_snapshot_id)
-            config.processor(batch)
-            progress.batches += 1
+            progress.deliver(planner.full_batch(resolution.full_snapshot_id), config.processor)
         # Also pins a change-only start, so the next invocation does not resolve it again later.
         if not _advance(store, name, resolution.next_snapshot_id, progress):
-            return TableOutcome(name, "done", progress.batches, progress.next_snapshot_id)
+            return progress.outcome(name, "done", table)
     else:
         progress.next_snapshot_id = next_id
     check_expiry = True
@@ -539,19 +656,19 @@ def _catch_up(
                 "%d ms margin; its messages are reported as failed and a retry resumes here",
                 name, next_id, progress.batches, deadline.remaining_ms(), deadline.margin_ms,
             )
-            return TableOutcome(name, "unfinished", progress.batches, next_id)
+            return progress.outcome(name, "unfinished", table)
         planned = planner.next_batches(next_id, 1, check_expiry=check_expiry)
         check_expiry = False
         if not planned.batches:
             if planned.next_snapshot_id > next_id:  # snapshots with nothing to read
-                _advance(store, name, planned.next_snapshot_id, progress)
-            return TableOutcome(name, "done", progress.batches, progress.next_snapshot_id)
+                if not _advance(store, name, planned.next_snapshot_id, progress):
+                    return progress.outcome(name, "done", table)
+            return progress.outcome(name, "done")
         batch = planned.batches[0]
-        config.processor(batch)
-        progress.batches += 1
+        progress.deliver(batch, config.processor)
         target = max(batch.next_snapshot_id, planned.next_snapshot_id)
         if not _advance(store, name, target, progress):
-            return TableOutcome(name, "done", progress.batches, progress.next_snapshot_id)
+            return progress.outcome(name, "done", table)
 
 
 def _advance(store: CheckpointStore, name: str, next_snapshot_id: int, progress: _Progress) -> bool:
@@ -566,6 +683,7 @@ def _advance(store: CheckpointStore, name: str, next_snapshot_id: int, progress:
         progress.next_snapshot_id = next_snapshot_id
         return True
     stored = store.load()
+    progress.checkpoint_conflicts += 1
     progress.next_snapshot_id = max(next_snapshot_id, stored or 0)
     logger.info(
         "table %s: a concurrent invocation checkpointed snapshot %d first; leaving the table "

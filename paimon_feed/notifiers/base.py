@@ -217,6 +217,7 @@ class Notifier:
         self.hints_unmatched = 0
 
     # lifecycle ---------------------------------------------------------------------------
+
     async def __aenter__(self) -> Notifier:
         return self
 
@@ -241,6 +242,7 @@ class Notifier:
             warnings.warn(f"unclosed notifier {self!r}", ResourceWarning, stacklevel=1)
 
     # subscriptions -----------------------------------------------------------------------
+
     def subscribe(self, table_url: str, *, file_io: Any = None) -> Subscription:
         """Follow a table; the returned subscription wakes on each hint for it.
 

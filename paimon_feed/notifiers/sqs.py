@@ -210,6 +210,7 @@ class SqsNotifier(Notifier):
         }
 
     # lifecycle ---------------------------------------------------------------------------
+
     def _on_subscribe(self, subscription: Subscription) -> None:
         if self._task is not None:
             return
@@ -241,6 +242,7 @@ class SqsNotifier(Notifier):
             self._set_healthy(False, f"receive loop stopped: {error!r}")
 
     # receive loop ------------------------------------------------------------------------
+
     def _new_client(self) -> Any:
         config = self._config_class(
             connect_timeout=_CONNECT_TIMEOUT,

@@ -1,0 +1,69 @@
+"""Measured figures in the docs are the ones in benchmarks/results/*.json: each doc is exactly
+what benchmarks/render_readme.py renders from them, so a figure is written once."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("render_readme", ROOT / "benchmarks" / "render_readme.py")
+render_readme = importlib.util.module_from_spec(_spec)
+sys.modules["render_readme"] = render_readme
+_spec.loader.exec_module(render_readme)
+
+
+@pytest.fixture(scope="module")
+def results() -> dict:
+    return render_readme.load_results()
+
+
+@pytest.mark.parametrize("doc", render_readme.DOCS)
+def test_doc_figures_are_the_rendered_benchmark_results(doc, results):
+    text = (ROOT / doc).read_text()
+    assert render_readme.MARKER.search(text), f"{doc} has no benchmark figure block"
+    rendered = render_readme.render(text, results, source=doc)
+    assert rendered == text, (
+        f"{doc} differs from benchmarks/results/*.json; run python benchmarks/render_readme.py"
+    )
+
+
+def test_every_rendered_block_appears_in_the_docs():
+    used = {m["name"] for doc in render_readme.DOCS for m in render_readme.MARKER.finditer((ROOT / doc).read_text())}
+    assert used == set(render_readme.BLOCKS)
+
+
+def test_the_idle_cost_of_pypaimons_poll_is_one_measured_figure_everywhere(results):
+    measured = results["s3"]["latency"]["idle_tables"]["idle_pypaimon"]["s3_requests_per_hour"]
+    figure = f"{round(measured):,}"
+    marked = re.compile(r"<!-- bench:idle-pypaimon-s3 -->(.*?)<!-- /bench:idle-pypaimon-s3 -->")
+    for doc in ("README.md", "docs/s3.md", "infra/terraform/examples/complete/README.md"):
+        text = (ROOT / doc).read_text()
+        assert figure in text, doc
+        assert set(marked.findall(text)) <= {figure}, doc
+        # The figures the docs used to disagree on.
+        for stale in ("36,000 storage requests", "39,000", "11 storage calls per second"):
+            assert stale not in text, (doc, stale)
+    readme = (ROOT / "README.md").read_text()
+    assert marked.search(readme) and "benchmarks/results/s3.json" in readme
+
+
+def test_a_changed_result_changes_the_rendered_readme(results):
+    readme = (ROOT / "README.md").read_text()
+    changed = copy.deepcopy(results)
+    changed["s3"]["latency"]["idle_tables"]["idle_pypaimon"]["s3_requests_per_hour"] = 12345.4
+    changed["reliability"]["outcomes"][0]["lost"] = 7
+    rendered = render_readme.render(readme, changed)
+    assert rendered != readme
+    assert "<!-- bench:idle-pypaimon-s3 -->12,345<!-- /bench:idle-pypaimon-s3 -->" in rendered
+    assert "| 44 | 675 | 2928 | 7 | 4 (yes) |" in rendered
+
+
+def test_an_unknown_block_name_is_an_error(results):
+    with pytest.raises(KeyError, match="bench:nope|'nope'"):
+        render_readme.render("<!-- bench:nope -->1<!-- /bench:nope -->", results)
