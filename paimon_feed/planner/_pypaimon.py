@@ -28,6 +28,7 @@ __all__ = [
     "table_at_schema",
     "field_ids",
     "rename_predicate",
+    "NO_ROWS",
     "predicate_columns",
     "latest_snapshot_id",
     "earliest_snapshot_id",
@@ -250,19 +251,38 @@ def field_ids(table: Any, names: Iterable[str]) -> dict[str, int]:
     return {name: by_name[name] for name in names if name in by_name}
 
 
+#: A predicate that no row satisfies (what :func:`rename_predicate` returns when every row of a
+#: schema fails it).
+NO_ROWS = object()
+
+
 def rename_predicate(predicate: Any, names: dict[str, str], table: Any) -> Any:
-    """``predicate`` with its columns renamed by ``names`` and indexed by ``table``'s fields."""
+    """``predicate`` with its columns renamed by ``names`` and indexed by ``table``'s fields.
+
+    A column missing from ``names`` does not exist in ``table``'s schema (added later, or
+    dropped): its value is null in every row of it. pypaimon predicates have no negation, so a
+    leaf on a null is false unless it tests for null, and the predicate is simplified: the
+    result is ``None`` if every row passes, :data:`NO_ROWS` if none does.
+    """
     from pypaimon.common.predicate import Predicate
 
     if predicate is None:
         return None
     if predicate.method in ("and", "or"):
+        children = [rename_predicate(child, names, table) for child in predicate.literals]
+        absorbing, neutral = (NO_ROWS, None) if predicate.method == "and" else (None, NO_ROWS)
+        if any(child is absorbing for child in children):
+            return absorbing
+        children = [child for child in children if child is not neutral]
+        if not children:
+            return neutral
+        if len(children) == 1:
+            return children[0]
         return Predicate(
-            method=predicate.method,
-            index=predicate.index,
-            field=predicate.field,
-            literals=[rename_predicate(child, names, table) for child in predicate.literals],
+            method=predicate.method, index=predicate.index, field=predicate.field, literals=children
         )
+    if predicate.field not in names:
+        return None if predicate.method == "isNull" else NO_ROWS
     name = names[predicate.field]
     return Predicate(
         method=predicate.method,
@@ -484,6 +504,9 @@ class SchemaPlanner:
     ) -> None:
         self.table = table
         self.schema_id = table.table_schema.id
+        self._no_rows = predicate is NO_ROWS  # no row of this schema can match: read nothing
+        if self._no_rows:
+            predicate = None
         if projection is not None:
             columns = [field.name for field in table.fields]
             unknown = [name for name in projection if name not in columns]
@@ -546,6 +569,8 @@ class SchemaPlanner:
         return self.read.schema
 
     def _pruned(self, plan: Plan) -> Plan:
+        if self._no_rows:
+            return Plan([], snapshot_id=plan.snapshot_id)
         if self._buckets is None and self._in_partition is None:
             return plan
         splits = [

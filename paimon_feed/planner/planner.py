@@ -262,15 +262,11 @@ class Planner:
                         f"{self.projection} exists in schema {schema_id} (dropped?); restart "
                         f"the feed with a projection of that schema's columns"
                     )
-            missing = [n for n, i in self._predicate_ids.items() if i not in names]
-            if missing:
-                raise ConfigurationError(
-                    f"table {self.table_name}: the predicate reads columns {missing}, which "
-                    f"schema {schema_id} does not have (dropped?); the feed cannot tell which "
-                    f"rows of its snapshots match. Restart it with a predicate on existing columns"
-                )
+            # A column the schema lacks (added later, or dropped) is null in all its rows.
             predicate = _pypaimon.rename_predicate(
-                self.predicate, {n: names[i] for n, i in self._predicate_ids.items()}, table
+                self.predicate,
+                {n: names[i] for n, i in self._predicate_ids.items() if i in names},
+                table,
             )
             planner = _pypaimon.SchemaPlanner(
                 table,

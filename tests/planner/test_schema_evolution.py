@@ -14,7 +14,7 @@ from pypaimon import Schema
 from pypaimon.schema.data_types import AtomicType
 from pypaimon.schema.schema_change import SchemaChange
 
-from paimon_feed import ChangeFeed, ConfigurationError, Planner
+from paimon_feed import ChangeFeed, Planner
 from paimon_feed.tables import commit_arrow
 
 BIG = 2**40
@@ -136,13 +136,36 @@ def test_projection_and_predicate_follow_a_renamed_column(cat):
     ]
 
 
-def test_a_predicate_on_a_dropped_column_stops_the_feed_with_a_clear_error(cat):
+@pytest.mark.parametrize("method,expected", [
+    ("equal", [1]),  # rows after the drop have no s: null, never equal to 'a'
+    ("is_null", [2]),
+    ("is_not_null", [1]),
+])
+def test_a_predicate_on_a_dropped_column_reads_it_as_null(cat, method, expected):
     cat.create_table("db.d", Schema.from_pyarrow_schema(V2), False)
     table = cat.get_table("db.d")
     _write(cat, "db.d", [{"id": 1, "n": 1, "s": "a"}], V2)
     cat.alter_table("db.d", [SchemaChange.drop_column("s")])
     _write(cat, "db.d", [{"id": 2, "n": 2}], V1)
-    predicate = table.new_read_builder().new_predicate_builder().equal("s", "a")
+    builder = table.new_read_builder().new_predicate_builder()
+    predicate = getattr(builder, method)(*(["s", "a"] if method == "equal" else ["s"]))
     planner = Planner(table, predicate=predicate, catch_up_threshold=100)
-    with pytest.raises(ConfigurationError, match=r"db\.d.*\['s'\].*schema 1"):
-        planner.next_batches(1, limit=10)
+    batches = planner.next_batches(1, limit=10).batches
+    assert sorted(r["id"] for b in batches for r in b.to_arrow().to_pylist()) == expected
+
+
+def test_a_predicate_on_a_column_added_later_reads_older_rows_as_null(cat):
+    _create(cat)
+    _evolve(cat, "db.evolving", EVOLUTION[:3])  # s is added in schema 2
+    latest = cat.get_table("db.evolving")
+    builder = latest.new_read_builder().new_predicate_builder()
+    both = builder.or_predicates([builder.equal("s", "s1"), builder.less_than("n", 1)])
+    for predicate, expected in (
+        (builder.equal("s", "s1"), [7]),
+        (builder.is_null("s"), [0, 1, 2, 3, 4, 5]),
+        (both, [0, 7]),
+    ):
+        planner = Planner(latest, predicate=predicate, catch_up_threshold=100)
+        batches = planner.next_batches(1, limit=10).batches
+        got = sorted(r["id"] for b in batches for r in b.to_arrow().to_pylist())
+        assert got == expected, predicate
