@@ -150,6 +150,12 @@ class Planner:
                 "overwrite='read' delivers removed rows as -D and added rows as +I: "
                 "set include_row_kind=True so the two can be told apart"
             )
+        if overwrite == "read" and table.options.deletion_vectors_enabled():
+            raise ConfigurationError(
+                f"table {_pypaimon.table_name(table)}: overwrite='read' is not supported on "
+                f"tables with deletion vectors (the rows an overwrite removed cannot be told "
+                f"from rows deleted before it); use overwrite='skip'"
+            )
         self.table = table
         self.table_name = _pypaimon.table_name(table)
         self.table_url = _pypaimon.table_url(table)

@@ -127,6 +127,14 @@ def test_skipping_overwrites_is_logged_and_counted(cat, kind, caplog):
     assert sorted(delivered) == sorted(r["id"] for c in (0, 1, 2, 4) for r in rows(c))
 
 
+def test_reading_overwrites_is_refused_on_deletion_vector_tables(cat):
+    cat.create_table(
+        "db.dv", Schema.from_pyarrow_schema(SCHEMA, options={"deletion-vectors.enabled": "true"}), False
+    )
+    with pytest.raises(ConfigurationError, match=r"db\.dv.*deletion vectors.*overwrite='skip'"):
+        Planner(cat.get_table("db.dv"), overwrite="read", include_row_kind=True)
+
+
 def test_reading_overwrites_needs_row_kinds(append_table):
     with pytest.raises(ConfigurationError, match="include_row_kind"):
         Planner(append_table, overwrite="read")
