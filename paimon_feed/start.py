@@ -33,16 +33,16 @@ from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 from typing import Literal, Union
 
-from paimon_feed.errors import InvalidStartError
+from paimon_feed.errors import InvalidStartError, brief_repr
 
-__all__ = ["StartPosition", "StartSpec", "parse_start", "parse_end"]
+__all__ = ["MAX_SNAPSHOT_ID", "StartPosition", "StartSpec", "parse_start", "parse_end"]
 
 StartKind = Literal["latest-full", "latest", "earliest", "snapshot", "time", "tag"]
 StartSpec = Union[str, int, "StartPosition"]
 
 _TAG_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 _RELATIVE = re.compile(r"-([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|h|d|w)")
-_MAX_SNAPSHOT_ID = 2**63 - 1  # Paimon's snapshot ids are Java longs
+MAX_SNAPSHOT_ID = 2**63 - 1  # Paimon's snapshot ids are Java longs
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _ONE_MS = timedelta(milliseconds=1)
 # Instants to_spec() can write: years 1 to 9999 in UTC (Python's datetime range).
@@ -81,26 +81,18 @@ def _now_ms() -> int:
     return int(datetime.now(tz=timezone.utc).timestamp() * 1000)
 
 
-def _shown(value: object) -> str:
-    """``repr(value)`` for a message: short, and safe for a huge int (whose repr() raises)."""
-    if isinstance(value, int) and value.bit_length() > 128:
-        return f"an integer of {value.bit_length()} bits"
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def _parse_snapshot_id(value: str | int, original: object) -> int:
     if isinstance(value, str):
         if not (value.isascii() and value.isdigit()):
             raise InvalidStartError(f"invalid snapshot id in position {original!r}: {_GRAMMAR}")
         # int() refuses over 4300 digits; anything over 19 is past the largest id anyway.
-        value = int(value) if len(value.lstrip("0")) <= 19 else _MAX_SNAPSHOT_ID + 1
+        value = int(value) if len(value.lstrip("0")) <= 19 else MAX_SNAPSHOT_ID + 1
     if value < 1:
-        raise InvalidStartError(f"snapshot ids start at 1, got {_shown(original)}")
-    if value > _MAX_SNAPSHOT_ID:
+        raise InvalidStartError(f"snapshot ids start at 1, got {brief_repr(original)}")
+    if value > MAX_SNAPSHOT_ID:
         raise InvalidStartError(
-            f"snapshot id too large in position {_shown(original)}: Paimon's snapshot ids end "
-            f"at {_MAX_SNAPSHOT_ID}"
+            f"snapshot id too large in position {brief_repr(original)}: Paimon's snapshot ids end "
+            f"at {MAX_SNAPSHOT_ID}"
         )
     return value
 
@@ -126,7 +118,7 @@ def _parse_instant_ms(text: str, original: object, now_ms: int) -> int:
 def _in_range(timestamp_ms: int, original: object) -> int:
     if not _MIN_MS <= timestamp_ms <= _MAX_MS:
         raise InvalidStartError(
-            f"time out of range in position {_shown(original)}: give an instant between the "
+            f"time out of range in position {brief_repr(original)}: give an instant between the "
             f"years 1 and 9999 (UTC)"
         )
     return timestamp_ms
