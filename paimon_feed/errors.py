@@ -139,12 +139,15 @@ def brief_repr(value: object, limit: int = 60) -> str:
 
     An int of over 4300 digits has no ``repr()`` (it raises ValueError), so it is described.
 
-    >>> brief_repr("x" * 100, 10), brief_repr(10**5000)
-    ("'xxxxxx...", 'an integer of 16610 bits')
+    >>> brief_repr("x" * 100, 10), brief_repr(10**5000), brief_repr({"a": 10**5000})
+    ("'xxxxxx...", 'an integer of 16610 bits', 'a dict holding an integer too large to print')
     """
     if isinstance(value, int) and value.bit_length() > 128:
         return f"an integer of {value.bit_length()} bits"
-    text = repr(value)
+    try:
+        text = repr(value)
+    except ValueError:
+        return f"a {type(value).__name__} holding an integer too large to print"
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

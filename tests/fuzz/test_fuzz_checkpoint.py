@@ -11,26 +11,16 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+import fuzz_strategies
+from fuzz_strategies import MAX_SNAPSHOT_ID
+
 from paimon_feed import CheckpointError, CheckpointStore
 from paimon_feed.checkpoint import decode_checkpoint, encode_checkpoint
 from support import tables
 
-MAX_SNAPSHOT_ID = 2**63 - 1  # Java's Long.MAX_VALUE: what Java Paimon can read back
 BOM = b"\xef\xbb\xbf"
 
-json_scalars = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(),
-    st.integers(min_value=MAX_SNAPSHOT_ID - 3, max_value=MAX_SNAPSHOT_ID + 3),
-    st.floats(),
-    st.text(max_size=10),
-)
-json_values = st.recursive(
-    json_scalars,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=12), inner, max_size=3),
-    max_leaves=8,
-)
+json_values = fuzz_strategies.json_values(max_leaves=8)
 number_tokens = st.one_of(
     st.sampled_from(
         ["NaN", "Infinity", "-Infinity", "-1", "0", "-0", "1", "5.0", "1e3", "1E400", "0x10",
