@@ -14,7 +14,7 @@ import os
 
 from hypothesis import HealthCheck, settings
 
-CI_EXAMPLES = 400
+CI_EXAMPLES = 300
 CAMPAIGN_EXAMPLES = os.environ.get("PAIMON_FEED_FUZZ_EXAMPLES", "").strip()
 
 settings.register_profile(
