@@ -29,11 +29,12 @@ offset_like = st.dictionaries(
 # Spark keeps an offset as JSON text; what it hands back went through json.loads.
 through_json = offset_like.map(lambda data: json.loads(json.dumps(data)))
 
+below_max = st.integers(min_value=1, max_value=MAX_SNAPSHOT_ID - 1)
 offsets = st.one_of(
     st.integers(min_value=1, max_value=MAX_SNAPSHOT_ID).map(FeedOffset.position),
-    st.integers(min_value=1, max_value=MAX_SNAPSHOT_ID - 1).map(FeedOffset.pending_full),
-    st.integers(min_value=1, max_value=MAX_SNAPSHOT_ID - 1).map(lambda s: FeedOffset.pending_full(s).after_full()),
-    st.integers(min_value=1, max_value=MAX_SNAPSHOT_ID - 1).flatmap(
+    below_max.map(FeedOffset.pending_full),
+    below_max.map(lambda snapshot_id: FeedOffset.pending_full(snapshot_id).after_full()),
+    below_max.flatmap(
         lambda first: st.integers(min_value=first, max_value=MAX_SNAPSHOT_ID - 1).map(
             lambda last: FeedOffset.position(first).after_changes(last)
         )
