@@ -9,8 +9,8 @@ from urllib.parse import quote, quote_plus
 
 from hypothesis import strategies as st
 
-import fuzz_strategies
-from fuzz_strategies import MAX_SNAPSHOT_ID
+from . import fuzz_strategies
+from .fuzz_strategies import MAX_SNAPSHOT_ID
 
 PAYLOADS = Path(__file__).parent.parent / "notifiers" / "payloads"
 CAPTURED_BODIES = sorted(

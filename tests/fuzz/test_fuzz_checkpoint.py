@@ -11,8 +11,8 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-import fuzz_strategies
-from fuzz_strategies import MAX_SNAPSHOT_ID
+from . import fuzz_strategies
+from .fuzz_strategies import MAX_SNAPSHOT_ID
 
 from paimon_feed import CheckpointError, CheckpointStore
 from paimon_feed.checkpoint import decode_checkpoint, encode_checkpoint

@@ -9,7 +9,7 @@ import json
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from envelopes import (
+from .envelopes import (
     any_bodies,
     eventbridge_event,
     json_values,
@@ -21,7 +21,7 @@ from envelopes import (
     table_paths,
     valid_bodies,
 )
-from fuzz_strategies import MAX_SNAPSHOT_ID
+from .fuzz_strategies import MAX_SNAPSHOT_ID
 
 from paimon_feed.notifiers.base import SnapshotHint
 from paimon_feed.notifiers.events import MalformedMessageError, hints_from_event, parse_message

@@ -12,8 +12,8 @@ import json
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-import fuzz_strategies
-from envelopes import (
+from . import fuzz_strategies
+from .envelopes import (
     any_bodies,
     eventbridge_event,
     mutated_bodies,

@@ -8,8 +8,8 @@ import json
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-import fuzz_strategies
-from fuzz_strategies import MAX_SNAPSHOT_ID
+from . import fuzz_strategies
+from .fuzz_strategies import MAX_SNAPSHOT_ID
 
 from paimon_feed.spark.offsets import FeedOffset, InvalidOffsetError
 
