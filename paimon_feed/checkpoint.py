@@ -50,7 +50,9 @@ from paimon_feed.errors import (
     CheckpointError,
     InvalidConsumerIdError,
     MissingDependencyError,
+    brief_repr,
 )
+from paimon_feed.start import MAX_SNAPSHOT_ID
 
 try:  # POSIX only; without it local advance() is last-writer-wins (see the module docstring)
     import fcntl
@@ -104,16 +106,16 @@ def decode_checkpoint(text: str, where: str) -> int:
     """Parse a consumer file's text; ``where`` names the file in errors."""
     try:
         value = json.loads(text)["nextSnapshot"]
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:
         raise CheckpointError(
             f"corrupt consumer file {where}: expected {{\"nextSnapshot\": N}}, got "
             f"{text[:80]!r}. Fix or delete the file (the consumer then starts from its start "
             f"position)"
         ) from exc
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SNAPSHOT_ID:
         raise CheckpointError(
-            f"corrupt consumer file {where}: nextSnapshot must be a positive integer, got "
-            f"{value!r}"
+            f"corrupt consumer file {where}: nextSnapshot must be an integer from 1 to "
+            f"{MAX_SNAPSHOT_ID} (a Java long), got {value!r}"
         )
     return value
 
@@ -254,11 +256,12 @@ class CheckpointStore:
         if (
             isinstance(next_snapshot_id, bool)
             or not isinstance(next_snapshot_id, int)
-            or next_snapshot_id < 1
+            or not 1 <= next_snapshot_id <= MAX_SNAPSHOT_ID
         ):
             raise CheckpointError(
-                f"consumer {self.consumer_id}: next snapshot id must be a positive integer, "
-                f"got {next_snapshot_id!r}"
+                f"consumer {self.consumer_id}: next snapshot id must be an integer from 1 to "
+                f"{MAX_SNAPSHOT_ID} (Java Paimon reads it as a long), got "
+                f"{brief_repr(next_snapshot_id)}"
             )
         return encode_checkpoint(next_snapshot_id)
 
@@ -272,6 +275,11 @@ class CheckpointStore:
                         stored = decode_checkpoint(handle.read(), self.path)
                 except FileNotFoundError:
                     stored = None
+                except UnicodeDecodeError as exc:  # load() refuses it too: never overwrite it
+                    raise CheckpointError(
+                        f"corrupt consumer file {self.path}: not UTF-8 ({exc.reason} at byte "
+                        f"{exc.start}). Fix or delete the file"
+                    ) from exc
                 if stored is not None and stored >= next_snapshot_id:
                     return self._kept(stored, next_snapshot_id)
                 _atomic_write(local, text)

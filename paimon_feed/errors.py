@@ -36,6 +36,7 @@ __all__ = [
     "StorageError",
     "UnsupportedTableError",
     "is_transient",
+    "brief_repr",
     "NotifierError",
     "InvocationFailedError",
     "FeedClosedError",
@@ -131,6 +132,23 @@ def is_transient(exc: BaseException | None) -> bool:
             return True
         exc = exc.__cause__ or exc.__context__
     return False
+
+
+def brief_repr(value: object, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters, for naming a bad input in a message.
+
+    An int of over 4300 digits has no ``repr()`` (it raises ValueError), so it is described.
+
+    >>> brief_repr("x" * 100, 10), brief_repr(10**5000), brief_repr({"a": 10**5000})
+    ("'xxxxxx...", 'an integer of 16610 bits', 'a dict holding an integer too large to print')
+    """
+    if isinstance(value, int) and value.bit_length() > 128:
+        return f"an integer of {value.bit_length()} bits"
+    try:
+        text = repr(value)
+    except ValueError:
+        return f"a {type(value).__name__} holding an integer too large to print"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class NotifierError(FeedError):

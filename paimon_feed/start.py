@@ -29,18 +29,25 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
+from decimal import Decimal
 from typing import Literal, Union
 
-from paimon_feed.errors import InvalidStartError
+from paimon_feed.errors import InvalidStartError, brief_repr
 
-__all__ = ["StartPosition", "StartSpec", "parse_start", "parse_end"]
+__all__ = ["MAX_SNAPSHOT_ID", "StartPosition", "StartSpec", "parse_start", "parse_end"]
 
 StartKind = Literal["latest-full", "latest", "earliest", "snapshot", "time", "tag"]
 StartSpec = Union[str, int, "StartPosition"]
 
 _TAG_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 _RELATIVE = re.compile(r"-([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|h|d|w)")
+MAX_SNAPSHOT_ID = 2**63 - 1  # Paimon's snapshot ids are Java longs
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_ONE_MS = timedelta(milliseconds=1)
+# Instants to_spec() can write: years 1 to 9999 in UTC (Python's datetime range).
+_MIN_MS = (datetime.min.replace(tzinfo=timezone.utc) - _EPOCH) // _ONE_MS
+_MAX_MS = (datetime.max.replace(tzinfo=timezone.utc) - _EPOCH) // _ONE_MS
 _UNIT_MS = {"ms": 1, "s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
 _GRAMMAR = (
     "use 'latest-full', 'latest', 'earliest', a snapshot id ('42' or 'snapshot:42'), "
@@ -65,7 +72,7 @@ class StartPosition:
         if self.kind == "tag":
             return f"tag:{self.tag}"
         if self.kind == "time":
-            instant = datetime.fromtimestamp(self.timestamp_ms / 1000, tz=timezone.utc)
+            instant = _EPOCH + self.timestamp_ms * _ONE_MS  # exact; a float loses milliseconds
             return f"time:{instant.isoformat(timespec='milliseconds')}"
         return self.kind
 
@@ -74,20 +81,28 @@ def _now_ms() -> int:
     return int(datetime.now(tz=timezone.utc).timestamp() * 1000)
 
 
-def _parse_snapshot_id(text: str, original: object) -> int:
-    if not (text.isascii() and text.isdigit()):
-        raise InvalidStartError(f"invalid snapshot id in position {original!r}: {_GRAMMAR}")
-    snapshot_id = int(text)
-    if snapshot_id < 1:
-        raise InvalidStartError(f"snapshot ids start at 1, got {original!r}")
-    return snapshot_id
+def _parse_snapshot_id(value: str | int, original: object) -> int:
+    if isinstance(value, str):
+        if not (value.isascii() and value.isdigit()):
+            raise InvalidStartError(f"invalid snapshot id in position {original!r}: {_GRAMMAR}")
+        # int() refuses over 4300 digits; anything over 19 is past the largest id anyway.
+        value = int(value) if len(value.lstrip("0")) <= 19 else MAX_SNAPSHOT_ID + 1
+    if value < 1:
+        raise InvalidStartError(f"snapshot ids start at 1, got {brief_repr(original)}")
+    if value > MAX_SNAPSHOT_ID:
+        raise InvalidStartError(
+            f"snapshot id too large in position {brief_repr(original)}: Paimon's snapshot ids end "
+            f"at {MAX_SNAPSHOT_ID}"
+        )
+    return value
 
 
 def _parse_instant_ms(text: str, original: object, now_ms: int) -> int:
     relative = _RELATIVE.fullmatch(text)
     if relative:
         amount, unit = relative.groups()
-        return now_ms - int(float(amount) * _UNIT_MS[unit])
+        # Decimal: exact, and no float overflow for an amount of hundreds of digits.
+        return _in_range(now_ms - int(Decimal(amount) * _UNIT_MS[unit]), original)
     try:
         instant = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
@@ -97,7 +112,16 @@ def _parse_instant_ms(text: str, original: object, now_ms: int) -> int:
         ) from None
     if instant.tzinfo is None:
         instant = instant.replace(tzinfo=timezone.utc)
-    return int(instant.timestamp() * 1000)
+    return _in_range((instant - _EPOCH) // _ONE_MS, original)  # exact, floored to the ms
+
+
+def _in_range(timestamp_ms: int, original: object) -> int:
+    if not _MIN_MS <= timestamp_ms <= _MAX_MS:
+        raise InvalidStartError(
+            f"time out of range in position {brief_repr(original)}: give an instant between the "
+            f"years 1 and 9999 (UTC)"
+        )
+    return timestamp_ms
 
 
 def parse_start(spec: StartSpec, *, now_ms: int | None = None) -> StartPosition:
@@ -107,7 +131,7 @@ def parse_start(spec: StartSpec, *, now_ms: int | None = None) -> StartPosition:
     if isinstance(spec, bool) or not isinstance(spec, (str, int)):
         raise InvalidStartError(f"invalid start position {spec!r}: {_GRAMMAR}")
     if isinstance(spec, int):
-        return StartPosition("snapshot", snapshot_id=_parse_snapshot_id(str(spec), spec))
+        return StartPosition("snapshot", snapshot_id=_parse_snapshot_id(spec, spec))
     text = spec.strip()
     lowered = text.lower()
     if lowered in ("latest-full", "latest", "earliest"):
@@ -138,7 +162,9 @@ def parse_end(spec: str | int | None) -> int | None:
         return None
     if isinstance(spec, bool) or not isinstance(spec, (str, int)):
         raise InvalidStartError(f"invalid end position {spec!r}: give a snapshot id such as 42")
-    text = str(spec).strip()
+    if isinstance(spec, int):
+        return _parse_snapshot_id(spec, spec)  # str() of a huge int raises
+    text = spec.strip()
     if text.lower().startswith("snapshot:"):
         text = text[9:].strip()
     return _parse_snapshot_id(text, spec)

@@ -42,6 +42,7 @@ from urllib.parse import unquote_plus
 
 from paimon_feed.errors import FeedError
 from paimon_feed.notifiers.base import SnapshotHint, normalize_table_url
+from paimon_feed.start import MAX_SNAPSHOT_ID
 
 __all__ = [
     "MAX_REASON_CHARS",
@@ -188,6 +189,9 @@ def snapshot_hint_for_object(
 ) -> SnapshotHint | None:
     """The hint for one created object (key already decoded), or ``None`` if it is not one.
 
+    A bucket name that cannot be a URL's host (``[``, ``]``, characters NFKC maps to ``/?#@:``)
+    raises :class:`MalformedMessageError`.
+
     >>> snapshot_hint_for_object("lake", "wh/db.db/t/snapshot/snapshot-3", source="sqs",
     ...                          detected_at=0.0)
     SnapshotHint(table_url='s3://lake/wh/db.db/t', snapshot_id=3, source='sqs', detected_at=0.0)
@@ -200,10 +204,17 @@ def snapshot_hint_for_object(
     match = _SNAPSHOT_KEY.fullmatch(key)
     if match is None:
         return None
+    digits = match.group("id")  # int() refuses over 4300 digits: length first
+    if len(digits.lstrip("0")) > 19 or not 1 <= int(digits) <= MAX_SNAPSHOT_ID:
+        return None  # not a snapshot id Paimon writes (a Java long from 1)
     table_path = match.group("table") or ""
+    try:
+        table_url = normalize_table_url(f"s3://{bucket}/{table_path}")
+    except ValueError:  # urlparse: a '[' or ']', or what NFKC turns into '/', '?', '#', '@', ':'
+        raise MalformedMessageError(f"bucket name {bucket!r} is not an S3 bucket name") from None
     return SnapshotHint(
-        table_url=normalize_table_url(f"s3://{bucket}/{table_path}"),
-        snapshot_id=int(match.group("id")),
+        table_url=table_url,
+        snapshot_id=int(digits),
         source=source,
         detected_at=detected_at,
     )

@@ -30,7 +30,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from paimon_feed.errors import ConfigurationError
+from paimon_feed.errors import ConfigurationError, brief_repr
+from paimon_feed.start import MAX_SNAPSHOT_ID
 
 __all__ = ["FeedOffset", "InvalidOffsetError"]
 
@@ -44,13 +45,17 @@ def _snapshot_id(data: Mapping[str, Any], key: str, required: bool = False) -> i
     if value is None:
         if required:
             raise InvalidOffsetError(
-                f"offset {dict(data)!r} has no {key!r}; was this checkpoint written by another "
+                f"offset {_shown(data)} has no {key!r}; was this checkpoint written by another "
                 f"source? Use a new checkpoint location"
             )
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidOffsetError(f"offset {dict(data)!r}: {key!r} must be a snapshot id")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SNAPSHOT_ID:
+        raise InvalidOffsetError(f"offset {_shown(data)}: {key!r} must be a snapshot id")
     return value
+
+
+def _shown(data: Mapping[str, Any]) -> str:
+    return brief_repr(dict(data), limit=200)
 
 
 @dataclass(frozen=True)
@@ -118,11 +123,12 @@ class FeedOffset:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> FeedOffset:
         if not isinstance(data, Mapping):
-            raise InvalidOffsetError(f"offset must be a JSON object, got {data!r}")
+            raise InvalidOffsetError(f"offset must be a JSON object, got {brief_repr(data)}")
         unknown = set(data) - {"snapshot", "first", "full", "pendingFull"}
         if unknown:
+            names = ", ".join(sorted(map(brief_repr, unknown)))  # keys of any type sort as text
             raise InvalidOffsetError(
-                f"offset {dict(data)!r} has unknown keys {sorted(unknown)}; was this checkpoint "
+                f"offset {_shown(data)} has unknown keys {names}; was this checkpoint "
                 f"written by another source? Use a new checkpoint location"
             )
         return cls(
