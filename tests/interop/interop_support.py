@@ -35,9 +35,11 @@ def py_table(java_table: JavaTable) -> Any:
     return catalog.get_table(java_table.name)
 
 
-def last_changed_snapshot(java_table: JavaTable, after: int) -> int:
-    """The last snapshot after ``after`` in which Java's streaming read sees a change."""
-    latest = java_table.snapshot_info()["snapshot"]
+def last_changed_snapshot(java_table: JavaTable, after: int = 0) -> int:
+    """The last snapshot after ``after`` (or the earliest retained) in which Java's streaming
+    read sees a change."""
+    info = java_table.snapshot_info()
+    latest, after = info["snapshot"], max(after, info["earliest"] - 1)
     snapshots = java_table.changes(after=after, to=latest)["snapshots"]
     assert snapshots, f"Java sees no change after snapshot {after} (latest {latest})"
     return snapshots[-1]

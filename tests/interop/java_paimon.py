@@ -194,8 +194,10 @@ class JavaTable:
     def drop_partitions(self, *partitions: dict) -> int:
         return self._call("drop_partitions", partitions=list(partitions))["snapshot"]
 
-    def expire_snapshots(self, retain_max: int, retain_min: int = 1, *, options: dict | None = None) -> dict:
-        return self._call("expire_snapshots", retain_max=retain_max, retain_min=retain_min, options=options or {})
+    def expire_snapshots(self, retain: int, *, options: dict | None = None) -> dict:
+        """Java's expire-snapshots keeping the last ``retain`` (fewer if time allows none) and
+        whatever a consumer has not read; answers ``earliest``, ``snapshot`` and ``expired``."""
+        return self._call("expire_snapshots", retain_max=retain, retain_min=retain, options=options or {})
 
     def create_tag(self, tag: str, snapshot: int) -> None:
         self._call("create_tag", tag=tag, snapshot=snapshot)

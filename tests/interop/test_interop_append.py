@@ -31,7 +31,7 @@ def follow_java_appends(java_table, before: range, during: range, compact_after:
     async def run():
         async with ChangeFeed(py_table(java_table), start="latest-full", **FEED_OPTIONS) as feed:
             return await follow(
-                feed, lambda: [commit(n) for n in during], lambda: last_changed_snapshot(java_table, 0)
+                feed, lambda: [commit(n) for n in during], lambda: last_changed_snapshot(java_table)
             )
 
     return asyncio.run(run())

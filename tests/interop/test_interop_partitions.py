@@ -54,7 +54,7 @@ def test_partitions_dropped_and_expired_by_java_are_skipped_as_java_skips_them(j
 
     async def run(java_writes):
         async with ChangeFeed(py_table(table), start="latest-full", include_row_kind=True, **FEED_OPTIONS) as feed:
-            return await follow(feed, java_writes, lambda: last_changed_snapshot(table, 0))
+            return await follow(feed, java_writes, lambda: last_changed_snapshot(table))
 
     delivered = asyncio.run(run(during))
     state = {row["dt"] for row in table.read()}

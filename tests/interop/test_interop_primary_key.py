@@ -65,7 +65,7 @@ def test_primary_key_changes_equal_java_streaming_read_and_replay_to_java_state(
 
     async def run():
         async with ChangeFeed(py_table(table), start="latest-full", include_row_kind=True, **FEED_OPTIONS) as feed:
-            return await follow(feed, lambda: [commit(n) for n in range(3, 8)], lambda: last_changed_snapshot(table, 0))
+            return await follow(feed, lambda: [commit(n) for n in range(3, 8)], lambda: last_changed_snapshot(table))
 
     delivered = asyncio.run(run())
     full = delivered.batches[0]
