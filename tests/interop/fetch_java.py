@@ -1,11 +1,11 @@
 """Fetch Java Paimon for the interop tests: ``python tests/interop/fetch_java.py``.
 
-Maven copies the artifacts of ``java/pom.xml`` (``paimon-bundle``, ``paimon-s3``, a Hadoop
-client, a logger) for every version in :data:`PAIMON_VERSIONS` into a cache outside the
+Maven copies the artifacts of ``java/pom.xml`` (``paimon-bundle``, a Hadoop client, a logger,
+and ``paimon-s3`` for the newest) for every version in :data:`PAIMON_VERSIONS` into a cache outside the
 repository, ``$PAIMON_FEED_JAVA_CACHE`` or ``~/.cache/paimon-feed/java``:
 
     <cache>/m2/                 Maven's local repository
-    <cache>/paimon-1.4.2/*.jar  one classpath per Paimon version, complete once ``.complete``
+    <cache>/paimon-1.4.2/*.jar  one classpath per Paimon version (paimon-s3 for the newest only), complete once ``.complete``
                                 holds the pom's hash
 
 A cached version is not fetched again until the pom changes. Exits non-zero, naming the
@@ -23,14 +23,15 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["PAIMON_VERSIONS", "NEWEST", "OLDEST", "cache_dir", "classpath_dir", "is_fetched", "fetch"]
+__all__ = ["PAIMON_VERSIONS", "NEWEST", "OLDEST_1X", "OLDEST", "cache_dir", "classpath_dir", "is_fetched", "fetch"]
 
 JAVA_DIR = Path(__file__).resolve().parent / "java"
 POM = JAVA_DIR / "pom.xml"
 
 NEWEST = "1.4.2"  # the newest 1.x release on Maven Central when this was written
+OLDEST_1X = "1.0.1"  # the oldest 1.x line's last release
 OLDEST = "0.9.0"  # the version of the jar bundled in pypaimon 0.2.0: old tables in the wild
-PAIMON_VERSIONS = (NEWEST, OLDEST)
+PAIMON_VERSIONS = (NEWEST, OLDEST_1X, OLDEST)
 
 
 def cache_dir() -> Path:
@@ -71,6 +72,8 @@ def fetch(version: str) -> Path:
         f"-DoutputDirectory={staging}",
         f"-Dmaven.repo.local={cache_dir() / 'm2'}",
     ]
+    if version != NEWEST:
+        command.append("-DskipS3")  # only the newest runs the S3 scenario
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
         shutil.rmtree(staging, ignore_errors=True)

@@ -27,6 +27,7 @@ import fetch_java
 __all__ = ["JavaError", "JavaPaimon", "JavaTable", "compile_driver", "missing_java"]
 
 SOURCES = ("PaimonDriver.java", "PaimonModern.java")
+MODERN_SINCE = (1, 2)  # AppendCompactCoordinator, ChangelogManager, truncatePartitions
 CALL_TIMEOUT = 120.0  # seconds; compaction of the tests' small tables takes well under one
 JVM_OPTIONS = (
     "-Xmx768m",
@@ -61,9 +62,10 @@ def missing_java(version: str) -> str | None:
 def compile_driver(version: str) -> Path:
     """The driver's class folder for Paimon ``version``, compiled if the sources changed."""
     jars = fetch_java.classpath_dir(version)
-    # 0.9 lacks the APIs of PaimonModern.java; the driver then answers those commands with an error.
+    # Before 1.2 the APIs of PaimonModern.java are missing; the driver then answers those
+    # commands (append compaction, dynamic buckets, drop partitions) with an error.
     sources = [fetch_java.JAVA_DIR / name for name in SOURCES]
-    if version.startswith("0."):
+    if tuple(int(part) for part in version.split(".")[:2]) < MODERN_SINCE:
         sources = sources[:1]
     digest = hashlib.sha256()
     for source in sources:

@@ -14,9 +14,9 @@ import time
 import pytest
 
 from interop_support import FEED_OPTIONS, assert_same_rows, feed_changes, follow, last_changed_snapshot, py_table
+from scenarios import COLUMNS
 from paimon_feed import ChangeFeed, FeedError, SnapshotExpiredError
 
-COLUMNS = [("id", "BIGINT NOT NULL"), ("commit", "INT"), ("payload", "STRING")]
 # Every Java commit expires all but the last three snapshots, unless a consumer holds them.
 RETAIN_THREE = {
     "snapshot.num-retained.min": "3",

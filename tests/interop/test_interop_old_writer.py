@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import pytest
 
 from interop_support import FEED_OPTIONS, assert_same_rows, feed_changes, follow, last_changed_snapshot, py_table
+from scenarios import COLUMNS
 from paimon_feed import ChangeFeed, FeedError, StorageError
 
-COLUMNS = [("id", "BIGINT NOT NULL"), ("commit", "INT"), ("payload", "STRING")]
 KINDS = {
     "append": dict(options={"bucket": "2", "bucket-key": "id"}),
     "primary-key-lookup": dict(primary_keys=["id"], options={"bucket": "2", "changelog-producer": "lookup"}),

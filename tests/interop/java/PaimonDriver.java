@@ -417,15 +417,20 @@ public class PaimonDriver {
         List<Map<String, Object>> rows = new ArrayList<>();
         List<Long> snapshots = new ArrayList<>();
         while (scan.checkpoint() <= to) {
-            // A follow-up plan is never empty: empty snapshots are skipped, and an empty plan
-            // means the next snapshot does not exist yet.
+            long before = scan.checkpoint();
             List<Split> splits = scan.plan().splits();
+            if (scan.checkpoint() == before) {
+                break; // the next snapshot does not exist (yet)
+            }
+            // Before 1.1 a snapshot without changes gives an empty plan; later ones skip it.
             long planned = scan.checkpoint() - 1;
-            if (splits.isEmpty() || planned > to) {
+            if (planned > to) {
                 break;
             }
-            snapshots.add(planned);
-            rows.addAll(rows(table.rowType(), builder, splits, true));
+            if (!splits.isEmpty()) {
+                snapshots.add(planned);
+                rows.addAll(rows(table.rowType(), builder, splits, true));
+            }
         }
         Map<String, Object> result = new LinkedHashMap<>();
         result.put("rows", rows);
