@@ -60,10 +60,11 @@ async def follow(
     async def consume() -> None:
         async for batch in feed:
             rows = await asyncio.to_thread(lambda: batch.to_arrow().to_pylist())
-            delivered.rows.extend((len(delivered.batches), row) for row in rows)
-            delivered.batches.append(batch)
             if commit:
                 await feed.commit(batch)
+            # Counted only now, so stopping at the target never cuts a commit short.
+            delivered.rows.extend((len(delivered.batches), row) for row in rows)
+            delivered.batches.append(batch)
 
     consumer = asyncio.create_task(consume())
     try:
