@@ -1,6 +1,7 @@
-"""Scenario 4: partitioned tables whose partitions Java drops and expires while a feed reads.
+"""Scenario 4: partitioned tables whose partitions Java drops and expires while a feed reads
+(and overwrites one, and tags a snapshot).
 
-Dropping or expiring a partition is an OVERWRITE snapshot. Java's streaming read skips it by
+Dropping or expiring a partition is an OVERWRITE snapshot, as is an INSERT OVERWRITE. Java's streaming read skips it by
 default (``streaming-read-overwrite=false``), and so does the feed: the feed's changes must
 equal Java's, and a feed starting afterwards must see the table without those partitions.
 """
@@ -48,9 +49,10 @@ def test_partitions_dropped_and_expired_by_java_are_skipped_as_java_skips_them(j
     def during() -> None:
         table.write(rows(3, (DROPPED, KEPT)))
         table.drop_partitions({"dt": DROPPED})
-        table.write(rows(4, (KEPT,)))
+        table.create_tag("after-drop", table.write(rows(4, (KEPT,))))
         table.write(rows(5, (KEPT,)), options=EXPIRE_OLD_PARTITIONS)
-        table.write(rows(6, (DROPPED, KEPT)))
+        table.overwrite(rows(6, (KEPT,)), partition={"dt": KEPT})  # INSERT OVERWRITE, skipped too
+        table.write(rows(7, (DROPPED, KEPT)))
 
     async def run(java_writes):
         async with ChangeFeed(py_table(table), start="latest-full", include_row_kind=True, **FEED_OPTIONS) as feed:
@@ -59,6 +61,7 @@ def test_partitions_dropped_and_expired_by_java_are_skipped_as_java_skips_them(j
     delivered = asyncio.run(run(during))
     state = {row["dt"] for row in table.read()}
     assert state == {DROPPED, KEPT}, "Java did not drop and expire the partitions as planned"
+    assert {row["commit"] for row in table.read() if row["dt"] == KEPT} == {6, 7}, "no overwrite"
 
     full = delivered.batches[0]
     full_rows = [{k: v for k, v in row.items() if k != "_row_kind"} for i, row in delivered.rows if i == 0]
@@ -66,7 +69,7 @@ def test_partitions_dropped_and_expired_by_java_are_skipped_as_java_skips_them(j
     last = delivered.batches[-1].snapshot_id
     changes = feed_changes(delivered)
     assert_same_rows(changes, table.changes(after=full.snapshot_id, to=last)["rows"], with_kind=True)
-    assert {row["commit"] for row in changes} == {3, 4, 5, 6}
+    assert {row["commit"] for row in changes} == {3, 4, 5, 7}
 
     # A consumer starting now sees the table as Java does: no dropped or expired rows.
     after = asyncio.run(run(None))
