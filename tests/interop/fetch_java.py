@@ -23,15 +23,16 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["PAIMON_VERSIONS", "NEWEST", "OLDEST_1X", "OLDEST", "cache_dir", "classpath_dir", "is_fetched", "fetch"]
+__all__ = ["PAIMON_VERSIONS", "NEWEST", "MIDDLE_1X", "OLDEST_1X", "OLDEST", "cache_dir", "classpath_dir", "is_fetched", "fetch"]
 
 JAVA_DIR = Path(__file__).resolve().parent / "java"
 POM = JAVA_DIR / "pom.xml"
 
 NEWEST = "1.4.2"  # the newest 1.x release on Maven Central when this was written
+MIDDLE_1X = "1.2.0"  # the first with every API the driver uses (PaimonModern.java)
 OLDEST_1X = "1.0.1"  # the oldest 1.x line's last release
 OLDEST = "0.9.0"  # the version of the jar bundled in pypaimon 0.2.0: old tables in the wild
-PAIMON_VERSIONS = (NEWEST, OLDEST_1X, OLDEST)
+PAIMON_VERSIONS = (NEWEST, MIDDLE_1X, OLDEST_1X, OLDEST)
 
 
 def cache_dir() -> Path:

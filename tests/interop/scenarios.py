@@ -13,9 +13,39 @@ from interop_support import FEED_OPTIONS, assert_same_rows, feed_changes, follow
 from java_paimon import JavaTable
 from paimon_feed import ChangeFeed
 
-__all__ = ["COLUMNS", "append_rows", "pk_rows", "check_append_table", "check_primary_key_table"]
+__all__ = [
+    "COLUMNS",
+    "APPEND_TABLES",
+    "PRIMARY_KEY_TABLES",
+    "append_rows",
+    "pk_rows",
+    "check_append_table",
+    "check_primary_key_table",
+]
 
 COLUMNS = [("id", "BIGINT NOT NULL"), ("commit", "INT"), ("payload", "STRING")]
+
+# Table options by name: scenario 1, and 3 for append tables.
+APPEND_TABLES = {
+    "fixed-buckets": {"bucket": "2", "bucket-key": "id"},
+    "bucket-unaware": {"bucket": "-1", "compaction.min.file-num": "2"},
+    "fixed-buckets-deletion-vectors": {"bucket": "2", "bucket-key": "id", "deletion-vectors.enabled": "true"},
+    "bucket-unaware-deletion-vectors": {
+        "bucket": "-1", "compaction.min.file-num": "2", "deletion-vectors.enabled": "true",
+    },
+}
+# Scenarios 2, 3 (primary key) and 5.
+PRIMARY_KEY_TABLES = {
+    "input": {"bucket": "2", "changelog-producer": "input"},
+    "lookup": {"bucket": "2", "changelog-producer": "lookup"},
+    "full-compaction": {"bucket": "2", "changelog-producer": "full-compaction"},
+    "no-changelog": {"bucket": "2"},
+    "deletion-vectors": {"bucket": "2", "deletion-vectors.enabled": "true"},
+    "deletion-vectors-lookup": {"bucket": "2", "deletion-vectors.enabled": "true", "changelog-producer": "lookup"},
+    # dynamic buckets, small enough that the keys spread over several
+    "dynamic-bucket-input": {"bucket": "-1", "dynamic-bucket.target-row-num": "4", "changelog-producer": "input"},
+    "dynamic-bucket-lookup": {"bucket": "-1", "dynamic-bucket.target-row-num": "4", "changelog-producer": "lookup"},
+}
 
 
 def append_rows(n: int, count: int = 4) -> list[dict]:

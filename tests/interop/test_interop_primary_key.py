@@ -15,23 +15,9 @@ import pytest
 
 from interop_support import FEED_OPTIONS, assert_same_rows, feed_changes, follow, last_changed_snapshot, py_table, replay
 from paimon_feed import ChangeFeed
-from scenarios import COLUMNS, check_primary_key_table, pk_rows
+from scenarios import COLUMNS, PRIMARY_KEY_TABLES, check_primary_key_table, pk_rows
 
-TABLES = {
-    "input": {"bucket": "2", "changelog-producer": "input"},
-    "lookup": {"bucket": "2", "changelog-producer": "lookup"},
-    "full-compaction": {"bucket": "2", "changelog-producer": "full-compaction"},
-    "no-changelog": {"bucket": "2"},
-    # scenario 3: deletion vectors
-    "deletion-vectors": {"bucket": "2", "deletion-vectors.enabled": "true"},
-    "deletion-vectors-lookup": {"bucket": "2", "deletion-vectors.enabled": "true", "changelog-producer": "lookup"},
-    # scenario 5: dynamic buckets, small enough that the keys spread over several
-    "dynamic-bucket-input": {"bucket": "-1", "dynamic-bucket.target-row-num": "4", "changelog-producer": "input"},
-    "dynamic-bucket-lookup": {"bucket": "-1", "dynamic-bucket.target-row-num": "4", "changelog-producer": "lookup"},
-}
-
-
-@pytest.mark.parametrize("options", TABLES.values(), ids=TABLES.keys())
+@pytest.mark.parametrize("options", PRIMARY_KEY_TABLES.values(), ids=PRIMARY_KEY_TABLES.keys())
 def test_primary_key_changes_equal_java_streaming_read_and_replay_to_java_state(java, warehouse, options):
     check_primary_key_table(java.table(warehouse, "db.orders").create(COLUMNS, primary_keys=["id"], options=options))
 
