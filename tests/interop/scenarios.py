@@ -100,10 +100,12 @@ def check_append_table(table: JavaTable, *, before=range(1, 4), during=range(4, 
 
     replayed = feed_changes(asyncio.run(from_earliest()))
     assert_same_rows(replayed, table.changes(after=0, to=last)["rows"])
-    assert_same_rows(replayed, table.read(last))
+    assert_same_rows(replayed, table.read())
 
 
 def check_primary_key_table(table: JavaTable) -> None:
     """Also: replaying the changes onto the full batch rebuilds Java's table exactly."""
-    full_rows, changes, last = _follow_java_commits(table, pk_rows, range(1, 3), range(3, 8), {2, 5, 7})
-    assert_same_rows(replay(full_rows, changes, ("id",)), table.read(last))
+    full_rows, changes, _ = _follow_java_commits(table, pk_rows, range(1, 3), range(3, 8), {2, 5, 7})
+    # At the latest snapshot, not the last one with changes: with deletion vectors, a batch
+    # read hides a commit's level-0 files until the compaction snapshot after it.
+    assert_same_rows(replay(full_rows, changes, ("id",)), table.read())
