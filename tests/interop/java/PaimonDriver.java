@@ -1,0 +1,566 @@
+/*
+ * Java Paimon, driven by the interop tests: one JSON command per line on stdin, one JSON answer
+ * per line on stdout ({"ok": true, ...} or {"ok": false, "error": "..."}). Logging goes to stderr.
+ *
+ * It writes tables the way Flink and Spark jobs do (stream writes with commit identifiers,
+ * compaction, changelog producers, deletion vectors, dynamic buckets, expiry, tags, consumers)
+ * and is the oracle the feed is checked against: a batch read at a snapshot, and the changes a
+ * Java streaming read delivers between two snapshots.
+ *
+ * Only APIs that Paimon 0.9 and 1.x share are used here, so the same file compiles against
+ * both jars; what needs 1.x lives in PaimonModern.java, loaded by name when it was compiled.
+ */
+
+import org.apache.paimon.catalog.Catalog;
+import org.apache.paimon.catalog.CatalogContext;
+import org.apache.paimon.catalog.CatalogFactory;
+import org.apache.paimon.catalog.Identifier;
+import org.apache.paimon.consumer.Consumer;
+import org.apache.paimon.consumer.ConsumerManager;
+import org.apache.paimon.data.BinaryRow;
+import org.apache.paimon.data.BinaryString;
+import org.apache.paimon.data.GenericRow;
+import org.apache.paimon.data.InternalRow;
+import org.apache.paimon.disk.IOManager;
+import org.apache.paimon.options.ExpireConfig;
+import org.apache.paimon.options.Options;
+import org.apache.paimon.reader.RecordReader;
+import org.apache.paimon.schema.Schema;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.JsonNode;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
+import org.apache.paimon.table.FileStoreTable;
+import org.apache.paimon.table.sink.BatchTableCommit;
+import org.apache.paimon.table.sink.BatchTableWrite;
+import org.apache.paimon.table.sink.BatchWriteBuilder;
+import org.apache.paimon.table.sink.CommitMessage;
+import org.apache.paimon.table.sink.StreamTableCommit;
+import org.apache.paimon.table.sink.StreamTableWrite;
+import org.apache.paimon.table.sink.StreamWriteBuilder;
+import org.apache.paimon.table.sink.TableWrite;
+import org.apache.paimon.table.source.DataSplit;
+import org.apache.paimon.table.source.ReadBuilder;
+import org.apache.paimon.table.source.Split;
+import org.apache.paimon.table.source.StreamTableScan;
+import org.apache.paimon.table.source.TableScan;
+import org.apache.paimon.types.DataField;
+import org.apache.paimon.types.DataType;
+import org.apache.paimon.types.DataTypes;
+import org.apache.paimon.types.RowKind;
+import org.apache.paimon.types.RowType;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+
+public class PaimonDriver {
+
+    /** Commands that need Paimon 1.x, implemented in PaimonModern.java. */
+    public interface Modern {
+        /** Full compaction of a bucket-unaware (bucket = -1) append table. */
+        List<CommitMessage> compactUnawareAppend(FileStoreTable table, String commitUser)
+                throws Exception;
+
+        /** Assigns dynamic buckets (bucket = -1 primary-key tables) as Flink's assigner does. */
+        BucketAssigner dynamicBuckets(FileStoreTable table, String commitUser);
+
+        Map<String, Object> snapshotInfo(FileStoreTable table) throws Exception;
+
+        /** ALTER TABLE ... DROP PARTITION: an OVERWRITE snapshot deleting the partitions. */
+        void dropPartitions(FileStoreTable table, List<Map<String, String>> partitions)
+                throws Exception;
+    }
+
+    /** A dynamic-bucket assigner for the rows of one commit. */
+    public interface BucketAssigner {
+        int assign(InternalRow row);
+
+        void prepareCommit(long commitIdentifier);
+    }
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String COMMIT_USER = "paimon-feed-interop";
+    // Commit identifiers only have to grow per commit user; time keeps them growing across runs.
+    private static final AtomicLong COMMIT_IDS = new AtomicLong(System.currentTimeMillis());
+
+    private final Map<String, Catalog> catalogs = new HashMap<>();
+    private final Modern modern = loadModern();
+    private IOManager ioManager;
+
+    public static void main(String[] args) throws Exception {
+        // Anything a library prints must not corrupt the protocol on stdout.
+        PrintStream protocol = new PrintStream(System.out, true, "UTF-8");
+        System.setOut(System.err);
+        PaimonDriver driver = new PaimonDriver();
+        BufferedReader in =
+                new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        Map<String, Object> ready = new LinkedHashMap<>();
+        ready.put("ok", true);
+        ready.put("ready", true);
+        ready.put("paimon_version", paimonVersion());
+        ready.put("modern", driver.modern != null);
+        protocol.println(JSON.writeValueAsString(ready));
+        String line;
+        while ((line = in.readLine()) != null) {
+            if (line.trim().isEmpty()) {
+                continue;
+            }
+            Map<String, Object> answer;
+            try {
+                JsonNode request = JSON.readTree(line);
+                answer = driver.handle(request);
+                answer.put("ok", true);
+            } catch (Throwable t) {
+                answer = new LinkedHashMap<>();
+                answer.put("ok", false);
+                answer.put("error", t.getClass().getName() + ": " + t.getMessage());
+                StringWriter trace = new StringWriter();
+                t.printStackTrace(new PrintWriter(trace));
+                answer.put("trace", trace.toString());
+            }
+            protocol.println(JSON.writeValueAsString(answer));
+        }
+    }
+
+    private static String paimonVersion() {
+        Package p = FileStoreTable.class.getPackage();
+        String version = p == null ? null : p.getImplementationVersion();
+        return version == null ? "unknown" : version;
+    }
+
+    private static Modern loadModern() {
+        try {
+            return (Modern) Class.forName("PaimonModern").getDeclaredConstructor().newInstance();
+        } catch (ClassNotFoundException e) {
+            return null;
+        } catch (ReflectiveOperationException e) {
+            throw new RuntimeException(e);
+        }
+    }
+
+    private Modern modern(String what) {
+        if (modern == null) {
+            throw new UnsupportedOperationException(what + " needs Paimon 1.x in this driver");
+        }
+        return modern;
+    }
+
+    private Map<String, Object> handle(JsonNode req) throws Exception {
+        String cmd = req.get("cmd").asText();
+        switch (cmd) {
+            case "ping":
+                return new LinkedHashMap<>();
+            case "create_table":
+                return createTable(req);
+            case "write":
+                return write(req);
+            case "compact":
+                return compact(req);
+            case "overwrite":
+                return overwrite(req);
+            case "drop_partitions":
+                return dropPartitions(req);
+            case "expire_snapshots":
+                return expireSnapshots(req);
+            case "create_tag":
+                table(req).createTag(req.get("tag").asText(), req.get("snapshot").asLong());
+                return snapshotResult(table(req));
+            case "read":
+                return read(req);
+            case "changes":
+                return changes(req);
+            case "consumer":
+                return consumer(req);
+            case "snapshot_info":
+                return snapshotInfo(req);
+            default:
+                throw new IllegalArgumentException("unknown command " + cmd);
+        }
+    }
+
+    // catalog and tables -----------------------------------------------------------------------
+
+    private Catalog catalog(JsonNode req) {
+        Map<String, String> options = new HashMap<>(strings(req.get("catalog_options")));
+        options.put("warehouse", req.get("warehouse").asText());
+        // Every command must see the files as they are now, including the feed's consumer files.
+        options.put("cache-enabled", "false");
+        String key = new java.util.TreeMap<>(options).toString();
+        return catalogs.computeIfAbsent(
+                key, k -> CatalogFactory.createCatalog(CatalogContext.create(Options.fromMap(options))));
+    }
+
+    private FileStoreTable table(JsonNode req) throws Exception {
+        FileStoreTable table =
+                (FileStoreTable) catalog(req).getTable(Identifier.fromString(req.get("table").asText()));
+        Map<String, String> dynamic = strings(req.get("options"));
+        return dynamic.isEmpty() ? table : table.copy(dynamic);
+    }
+
+    private IOManager ioManager() throws Exception {
+        if (ioManager == null) {
+            ioManager = IOManager.create(Files.createTempDirectory("paimon-interop-io").toString());
+        }
+        return ioManager;
+    }
+
+    private Map<String, Object> createTable(JsonNode req) throws Exception {
+        Identifier id = Identifier.fromString(req.get("table").asText());
+        Catalog catalog = catalog(req);
+        catalog.createDatabase(id.getDatabaseName(), true);
+        Schema.Builder schema = Schema.newBuilder();
+        for (JsonNode column : req.get("columns")) {
+            schema.column(column.get(0).asText(), parseType(column.get(1).asText()));
+        }
+        List<String> primaryKeys = texts(req.get("primary_keys"));
+        if (!primaryKeys.isEmpty()) {
+            schema.primaryKey(primaryKeys);
+        }
+        List<String> partitionKeys = texts(req.get("partition_keys"));
+        if (!partitionKeys.isEmpty()) {
+            schema.partitionKeys(partitionKeys);
+        }
+        schema.options(strings(req.get("table_options")));
+        catalog.createTable(id, schema.build(), false);
+        return new LinkedHashMap<>();
+    }
+
+    private static final Map<String, DataType> TYPES = new HashMap<>();
+
+    static {
+        TYPES.put("BIGINT", DataTypes.BIGINT());
+        TYPES.put("INT", DataTypes.INT());
+        TYPES.put("STRING", DataTypes.STRING());
+        TYPES.put("DOUBLE", DataTypes.DOUBLE());
+        TYPES.put("BOOLEAN", DataTypes.BOOLEAN());
+    }
+
+    private static DataType parseType(String text) {
+        String upper = text.trim().toUpperCase();
+        boolean notNull = upper.endsWith(" NOT NULL");
+        DataType type = TYPES.get(notNull ? upper.substring(0, upper.length() - 9).trim() : upper);
+        if (type == null) {
+            throw new IllegalArgumentException("unsupported type " + text);
+        }
+        return notNull ? type.notNull() : type;
+    }
+
+    // writing ----------------------------------------------------------------------------------
+
+    /**
+     * Commits {"rows": [...]} (each row an object, "_kind" an optional row kind such as "-D") as
+     * a stream write does: one commit identifier, compaction finished before the commit when
+     * the table's options ask for it (lookup changelog, deletion vectors).
+     */
+    private Map<String, Object> write(JsonNode req) throws Exception {
+        FileStoreTable table = table(req);
+        boolean waitCompaction = !req.has("wait_compaction") || req.get("wait_compaction").asBoolean();
+        StreamWriteBuilder builder = table.newStreamWriteBuilder().withCommitUser(COMMIT_USER);
+        BucketAssigner assigner = dynamicBucketAssigner(table);
+        long identifier = COMMIT_IDS.incrementAndGet();
+        try (StreamTableWrite write = builder.newWrite();
+                StreamTableCommit commit = builder.newCommit()) {
+            writeRows(table, write, assigner, req.get("rows"));
+            List<CommitMessage> messages = write.prepareCommit(waitCompaction, identifier);
+            if (assigner != null) {
+                assigner.prepareCommit(identifier);
+            }
+            commit.commit(identifier, messages);
+        }
+        return snapshotResult(table);
+    }
+
+    private void writeRows(
+            FileStoreTable table, TableWrite write, BucketAssigner assigner, JsonNode rows)
+            throws Exception {
+        write.withIOManager(ioManager());
+        for (JsonNode row : rows) {
+            InternalRow internal = toRow(table.rowType(), row);
+            if (assigner == null) {
+                write.write(internal);
+            } else {
+                write.write(internal, assigner.assign(internal));
+            }
+        }
+    }
+
+    private BucketAssigner dynamicBucketAssigner(FileStoreTable table) {
+        boolean dynamic =
+                !table.primaryKeys().isEmpty()
+                        && "-1".equals(table.options().getOrDefault("bucket", "-1"));
+        if (!dynamic) {
+            return null;
+        }
+        return modern("dynamic-bucket writes").dynamicBuckets(table, COMMIT_USER);
+    }
+
+    /** Full compaction of every bucket that holds data, committed as one COMPACT snapshot. */
+    private Map<String, Object> compact(JsonNode req) throws Exception {
+        FileStoreTable table = table(req);
+        boolean unawareAppend =
+                table.primaryKeys().isEmpty()
+                        && "-1".equals(table.options().getOrDefault("bucket", "-1"));
+        long identifier = COMMIT_IDS.incrementAndGet();
+        StreamWriteBuilder builder = table.newStreamWriteBuilder().withCommitUser(COMMIT_USER);
+        List<CommitMessage> messages;
+        if (unawareAppend) {
+            messages = modern("append compaction").compactUnawareAppend(table, COMMIT_USER);
+        } else {
+            try (StreamTableWrite write = builder.newWrite()) {
+                write.withIOManager(ioManager());
+                for (Map.Entry<BinaryRow, Set<Integer>> entry : buckets(table).entrySet()) {
+                    for (int bucket : entry.getValue()) {
+                        write.compact(entry.getKey(), bucket, true);
+                    }
+                }
+                messages = write.prepareCommit(true, identifier);
+            }
+        }
+        try (StreamTableCommit commit = builder.newCommit()) {
+            commit.commit(identifier, messages);
+        }
+        return snapshotResult(table);
+    }
+
+    private static Map<BinaryRow, Set<Integer>> buckets(FileStoreTable table) throws Exception {
+        Map<BinaryRow, Set<Integer>> buckets = new LinkedHashMap<>();
+        for (Split split : table.newReadBuilder().newScan().plan().splits()) {
+            DataSplit data = (DataSplit) split;
+            buckets.computeIfAbsent(data.partition().copy(), k -> new LinkedHashSet<>())
+                    .add(data.bucket());
+        }
+        return buckets;
+    }
+
+    /** INSERT OVERWRITE: {"partition": {...}} overwrites one partition, none the whole table. */
+    private Map<String, Object> overwrite(JsonNode req) throws Exception {
+        FileStoreTable table = table(req);
+        BatchWriteBuilder builder =
+                table.newBatchWriteBuilder().withOverwrite(strings(req.get("partition")));
+        BucketAssigner assigner = dynamicBucketAssigner(table);
+        try (BatchTableWrite write = builder.newWrite(); BatchTableCommit commit = builder.newCommit()) {
+            writeRows(table, write, assigner, req.get("rows"));
+            commit.commit(write.prepareCommit());
+        }
+        return snapshotResult(table);
+    }
+
+    private Map<String, Object> dropPartitions(JsonNode req) throws Exception {
+        FileStoreTable table = table(req);
+        List<Map<String, String>> partitions = new ArrayList<>();
+        for (JsonNode spec : req.get("partitions")) {
+            partitions.add(strings(spec));
+        }
+        modern("drop_partitions").dropPartitions(table, partitions);
+        return snapshotResult(table);
+    }
+
+    /** Java's expire-snapshots: keeps what consumers have not read, like every commit does. */
+    private Map<String, Object> expireSnapshots(JsonNode req) throws Exception {
+        FileStoreTable table = table(req);
+        ExpireConfig config =
+                ExpireConfig.builder()
+                        .snapshotRetainMax(req.get("retain_max").asInt())
+                        .snapshotRetainMin(req.has("retain_min") ? req.get("retain_min").asInt() : 1)
+                        .snapshotTimeRetain(Duration.ZERO)
+                        .build();
+        int expired = table.newExpireSnapshots().config(config).expire();
+        Map<String, Object> result = snapshotResult(table);
+        result.put("expired", expired);
+        return result;
+    }
+
+    // reading: the oracle ----------------------------------------------------------------------
+
+    /** The table's rows at {"snapshot": N} (default: latest), as a batch read gives them. */
+    private Map<String, Object> read(JsonNode req) throws Exception {
+        FileStoreTable table = table(req);
+        if (req.has("snapshot")) {
+            Map<String, String> at = new HashMap<>();
+            at.put("scan.snapshot-id", req.get("snapshot").asText());
+            table = table.copy(at);
+        }
+        ReadBuilder builder = table.newReadBuilder();
+        TableScan.Plan plan = builder.newScan().plan();
+        Map<String, Object> result = new LinkedHashMap<>();
+        result.put("rows", rows(table.rowType(), builder, plan.splits(), false));
+        return result;
+    }
+
+    /**
+     * What a Java streaming read (Flink's source) delivers for the snapshots after
+     * {"after": A} up to {"to": B} inclusive: deltas or changelogs by changelog-producer,
+     * rows with their row kind in "_kind".
+     */
+    private Map<String, Object> changes(JsonNode req) throws Exception {
+        FileStoreTable table = table(req);
+        long after = req.get("after").asLong();
+        long to = req.get("to").asLong();
+        ReadBuilder builder = table.newReadBuilder();
+        StreamTableScan scan = builder.newStreamScan();
+        scan.restore(after + 1);
+        List<Map<String, Object>> rows = new ArrayList<>();
+        List<Long> snapshots = new ArrayList<>();
+        while (scan.checkpoint() <= to) {
+            long before = scan.checkpoint();
+            List<Split> splits = scan.plan().splits();
+            if (scan.checkpoint() == before) {
+                break; // the next snapshot does not exist (yet)
+            }
+            // Before 1.1 a snapshot without changes gives an empty plan; later ones skip it.
+            long planned = scan.checkpoint() - 1;
+            if (planned > to) {
+                break;
+            }
+            if (!splits.isEmpty()) {
+                snapshots.add(planned);
+                rows.addAll(rows(table.rowType(), builder, splits, true));
+            }
+        }
+        Map<String, Object> result = new LinkedHashMap<>();
+        result.put("rows", rows);
+        result.put("snapshots", snapshots);
+        result.put("next_snapshot", scan.checkpoint());
+        return result;
+    }
+
+    private static List<Map<String, Object>> rows(
+            RowType type, ReadBuilder builder, List<Split> splits, boolean withKind)
+            throws Exception {
+        List<Map<String, Object>> rows = new ArrayList<>();
+        List<DataField> fields = type.getFields();
+        InternalRow.FieldGetter[] getters = new InternalRow.FieldGetter[fields.size()];
+        for (int i = 0; i < getters.length; i++) {
+            getters[i] = InternalRow.createFieldGetter(fields.get(i).type(), i);
+        }
+        try (RecordReader<InternalRow> reader = builder.newRead().createReader(splits)) {
+            reader.forEachRemaining(
+                    row -> {
+                        Map<String, Object> out = new LinkedHashMap<>();
+                        for (int i = 0; i < getters.length; i++) {
+                            Object value = getters[i].getFieldOrNull(row);
+                            out.put(
+                                    fields.get(i).name(),
+                                    value instanceof BinaryString ? value.toString() : value);
+                        }
+                        if (withKind) {
+                            out.put("_kind", row.getRowKind().shortString());
+                        }
+                        rows.add(out);
+                    });
+        }
+        return rows;
+    }
+
+    // consumers and snapshots ------------------------------------------------------------------
+
+    /**
+     * Java's ConsumerManager: {"set": N} writes consumer {"id"}, {"expire_before_ms": T} runs
+     * consumer expiration; the answer has the consumer's next snapshot (or null) and the
+     * smallest next snapshot of all consumers, which bounds snapshot expiration.
+     */
+    private Map<String, Object> consumer(JsonNode req) throws Exception {
+        FileStoreTable table = table(req);
+        ConsumerManager manager = new ConsumerManager(table.fileIO(), table.location());
+        String id = req.get("id").asText();
+        if (req.has("set")) {
+            manager.resetConsumer(id, new Consumer(req.get("set").asLong()));
+        }
+        if (req.has("expire_before_ms")) {
+            manager.expire(
+                    java.time.LocalDateTime.ofInstant(
+                            java.time.Instant.ofEpochMilli(req.get("expire_before_ms").asLong()),
+                            java.time.ZoneId.systemDefault()));
+        }
+        Optional<Consumer> consumer = manager.consumer(id);
+        OptionalLong min = manager.minNextSnapshot();
+        Map<String, Object> result = new LinkedHashMap<>();
+        result.put("next_snapshot", consumer.isPresent() ? consumer.get().nextSnapshot() : null);
+        result.put("min_next_snapshot", min.isPresent() ? min.getAsLong() : null);
+        return result;
+    }
+
+    private Map<String, Object> snapshotInfo(JsonNode req) throws Exception {
+        FileStoreTable table = table(req);
+        if (modern != null) {
+            return modern.snapshotInfo(table);
+        }
+        return snapshotResult(table);
+    }
+
+    private static Map<String, Object> snapshotResult(FileStoreTable table) {
+        Map<String, Object> result = new LinkedHashMap<>();
+        result.put("snapshot", table.snapshotManager().latestSnapshotId());
+        result.put("earliest", table.snapshotManager().earliestSnapshotId());
+        return result;
+    }
+
+    // JSON <-> rows ----------------------------------------------------------------------------
+
+    private static InternalRow toRow(RowType type, JsonNode json) {
+        List<DataField> fields = type.getFields();
+        RowKind kind =
+                json.has("_kind") ? RowKind.fromShortString(json.get("_kind").asText()) : RowKind.INSERT;
+        GenericRow row = new GenericRow(kind, fields.size());
+        for (int i = 0; i < fields.size(); i++) {
+            JsonNode value = json.get(fields.get(i).name());
+            row.setField(i, value == null || value.isNull() ? null : toValue(fields.get(i).type(), value));
+        }
+        return row;
+    }
+
+    private static Object toValue(DataType type, JsonNode value) {
+        switch (type.getTypeRoot()) {
+            case BIGINT:
+                return value.asLong();
+            case INTEGER:
+                return value.asInt();
+            case DOUBLE:
+                return value.asDouble();
+            case BOOLEAN:
+                return value.asBoolean();
+            case VARCHAR:
+            case CHAR:
+                return BinaryString.fromString(value.asText());
+            default:
+                throw new IllegalArgumentException("unsupported type " + type);
+        }
+    }
+
+    private static Map<String, String> strings(JsonNode node) {
+        Map<String, String> map = new LinkedHashMap<>();
+        if (node != null && !node.isNull()) {
+            Iterator<Map.Entry<String, JsonNode>> fields = node.fields();
+            while (fields.hasNext()) {
+                Map.Entry<String, JsonNode> field = fields.next();
+                map.put(field.getKey(), field.getValue().asText());
+            }
+        }
+        return map;
+    }
+
+    private static List<String> texts(JsonNode node) {
+        List<String> list = new ArrayList<>();
+        if (node != null && !node.isNull()) {
+            for (JsonNode item : node) {
+                list.add(item.asText());
+            }
+        }
+        return list;
+    }
+}
