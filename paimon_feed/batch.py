@@ -20,7 +20,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator, Literal
 
-from paimon_feed.errors import FeedError, StorageError, UnsupportedTableError, is_transient
+from paimon_feed.errors import (
+    FeedError,
+    SnapshotExpiredError,
+    StorageError,
+    UnsupportedTableError,
+    is_transient,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -104,6 +110,12 @@ class FeedBatch:
                 f"table {self.table}: reading snapshots {self.first_snapshot_id}..{self.snapshot_id} "
                 f"(data files {', '.join(files[:5])}{', ...' if len(files) > 5 else ''})"
             )
+            if isinstance(exc, FileNotFoundError):
+                raise SnapshotExpiredError(
+                    self.table, self.first_snapshot_id, None,
+                    reason=f"a data file of snapshots {self.first_snapshot_id}..{self.snapshot_id} "
+                    f"was deleted after the batch was planned: {exc}",
+                ) from exc
             if is_transient(exc):
                 raise StorageError(f"{where} failed: {type(exc).__name__}: {exc}") from exc
             raise UnsupportedTableError(

@@ -82,11 +82,18 @@ class SnapshotExpiredError(FeedError):
     retained, so a caller can decide to restart from there.
     """
 
-    def __init__(self, table: str, snapshot_id: int, earliest_snapshot_id: int | None) -> None:
+    def __init__(
+        self,
+        table: str,
+        snapshot_id: int,
+        earliest_snapshot_id: int | None,
+        reason: str | None = None,
+    ) -> None:
         self.table = table
         self.snapshot_id = snapshot_id
         self.earliest_snapshot_id = earliest_snapshot_id
-        retained = (
+        self.reason = reason
+        retained = reason or (
             f"the earliest retained snapshot is {earliest_snapshot_id}"
             if earliest_snapshot_id is not None
             else "no snapshot is retained"
@@ -99,7 +106,7 @@ class SnapshotExpiredError(FeedError):
         )
 
     def __reduce__(self):  # keep the attributes when pickled across processes
-        return (type(self), (self.table, self.snapshot_id, self.earliest_snapshot_id))
+        return (type(self), (self.table, self.snapshot_id, self.earliest_snapshot_id, self.reason))
 
 
 class StorageError(FeedError, OSError):

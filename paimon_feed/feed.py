@@ -227,6 +227,7 @@ class ChangeFeed:
         self._storage_retries = 0
         self._expired_restarts = 0
         self._schema_changes = 0
+        self._expiry_checked_at = time.monotonic()
         self._in_fallback = False
         self._latencies_ms: deque[float] = deque(maxlen=_LATENCY_WINDOW)
         self._delivery_listeners: list[Callable[[FeedBatch, float], None]] = []
@@ -427,6 +428,7 @@ class ChangeFeed:
     async def _run(self) -> None:
         try:
             next_id = await self._first_batch(self._position)
+            covered_from = next_id
             check_expiry = True
             detected_at = None
             hinted = None
@@ -444,10 +446,15 @@ class ChangeFeed:
                     hinted = max(hinted or 0, early.max_snapshot_id or 0) or None
                 if hinted is not None and hinted < next_id:
                     hinted = None  # a stale hint says nothing about what is new
-                planned = await self._plan_round(next_id, check_expiry, detected_at, hinted)
+                elif hinted is not None:
+                    check_expiry = True  # a newer snapshot exists: a missing next one expired
+                planned = await self._plan_round(
+                    next_id, check_expiry, detected_at, hinted, covered_from
+                )
                 for batch in planned.batches:
                     await self._publish(batch)
                 next_id = planned.next_snapshot_id
+                covered_from = planned.covered_from if planned.covered_from is not None else next_id
                 if self._end is not None and next_id > self._end:
                     continue
                 if planned.more:
@@ -461,7 +468,11 @@ class ChangeFeed:
                 wake = await self._wait(next_id)
                 detected_at = wake.detected_at
                 hinted = wake.max_snapshot_id
-                check_expiry = hinted is not None and hinted >= next_id
+                # After a hint of a newer snapshot, or at a safety check (a poller hints only
+                # once the next snapshot exists, so an expired one would never be hinted).
+                check_expiry = (hinted is not None and hinted >= next_id) or (
+                    wake.timed_out and not wake.hinted and self._expiry_check_due()
+                )
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -517,8 +528,15 @@ class ChangeFeed:
         return position.next_snapshot_id
 
     async def _plan_round(
-        self, next_id: int, check_expiry: bool, detected_at: float | None, hinted: int | None
+        self,
+        next_id: int,
+        check_expiry: bool,
+        detected_at: float | None,
+        hinted: int | None,
+        covered_from: int,
     ) -> Planned:
+        if check_expiry:
+            self._expiry_checked_at = time.monotonic()
         try:
             return await self._storage(
                 lambda: self._planner.next_batches(
@@ -528,11 +546,17 @@ class ChangeFeed:
                     check_expiry=check_expiry,
                     detected_at=detected_at,
                     hinted_snapshot_id=hinted,
+                    covered_from=covered_from,
                 )
             )
         except SnapshotExpiredError as exc:
             restart = await self._handle_expired(exc)
-            return Planned((), restart)
+            return Planned((), restart, covered_from=restart)
+
+    def _expiry_check_due(self) -> bool:
+        """At most one expiry check (a few reads of snapshot hints) per reconcile interval
+        when nothing hinted a newer snapshot: cheap while idle, even when polling."""
+        return time.monotonic() - self._expiry_checked_at >= self.reconcile_interval
 
     async def _handle_expired(self, exc: SnapshotExpiredError) -> int:
         if self.on_expired == "error":

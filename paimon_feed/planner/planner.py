@@ -104,6 +104,9 @@ class Planned:
     more: bool = False
     """True when planning stopped before reaching the newest snapshot (the limit was hit, or a
     storage error cut the round short after some batches): plan again now, without waiting."""
+    covered_from: int | None = None
+    """The first snapshot no batch covers yet (``next_snapshot_id`` when ``None``): pass it to
+    the next round, whose first batch then covers the snapshots skipped at the end of this one."""
 
 
 class Planner:
@@ -434,6 +437,7 @@ class Planner:
         check_expiry: bool = False,
         detected_at: float | None = None,
         hinted_snapshot_id: int | None = None,
+        covered_from: int | None = None,
     ) -> Planned:
         """Plan up to ``limit`` batches starting at ``next_snapshot_id``.
 
@@ -448,13 +452,17 @@ class Planner:
         requests: no look-ahead probe when the hint says the consumer is not far behind, and
         the round returns (with ``more=True``) once the hinted snapshot is planned, so its batch
         is handed over before the next snapshot is probed.
+
+        ``covered_from`` is the previous round's :attr:`Planned.covered_from`: the first batch
+        covers from there, so batches tile the snapshot ids across rounds too.
         """
         if limit < 1:
             raise ConfigurationError(f"limit must be >= 1, got {limit}")
         started = time.time()
         detected = detected_at or started
         batches: list[FeedBatch] = []
-        covered_from = next_snapshot_id
+        if covered_from is None or covered_from > next_snapshot_id:
+            covered_from = next_snapshot_id
         position = next_snapshot_id
         while len(batches) < limit and (end is None or position <= end):
             try:
@@ -466,7 +474,8 @@ class Planner:
                 if not batches and self._far_behind(position, end, hinted_snapshot_id):
                     caught_up = self._catch_up(covered_from, snapshot, end, detected)
                     if isinstance(caught_up, FeedBatch):
-                        return Planned((caught_up,), caught_up.snapshot_id + 1, more=True)
+                        after = caught_up.snapshot_id + 1
+                        return Planned((caught_up,), after, more=True, covered_from=after)
                     if caught_up > position:  # a run with nothing to read, each read once
                         position = caught_up
                         continue
@@ -479,11 +488,13 @@ class Planner:
                     raise
                 # Keep what is planned; the caller retries from the first uncovered snapshot.
                 logger.debug("table %s: planning stopped at snapshot %d: %s", self.table_name, position, exc)
-                return Planned(tuple(batches), covered_from, more=True)
+                return Planned(tuple(batches), covered_from, more=True, covered_from=covered_from)
             position += 1
             if batches and hinted_snapshot_id is not None and position > hinted_snapshot_id:
-                return Planned(tuple(batches), position, more=True)
-        return Planned(tuple(batches), position, more=len(batches) >= limit)
+                return Planned(tuple(batches), position, more=True, covered_from=covered_from)
+        return Planned(
+            tuple(batches), position, more=len(batches) >= limit, covered_from=covered_from
+        )
 
     @_storage_boundary
     def plan_range(self, first_snapshot_id: int, last_snapshot_id: int) -> list[FeedBatch]:

@@ -77,17 +77,9 @@ def test_java_expiration_keeps_what_a_lagging_consumer_has_not_read(java, wareho
     assert table.snapshot_info()["earliest"] == min(last + 1, table.snapshot_info()["snapshot"])
 
 
-POLL_NEVER_SEES_EXPIRY = (
-    "feed.py: with notifier='poll' a next snapshot that expired while the feed waited is never "
-    "reported: PollingNotifier only hints once snapshot next_id exists, and a reconcile wake-up "
-    "(like a hint drained at the top of a round) plans with check_expiry=False, so the feed "
-    "waits forever instead of raising SnapshotExpiredError"
-)
-
-
 @pytest.mark.parametrize(
     "notifier",
-    ["local", pytest.param("poll", marks=pytest.mark.xfail(strict=True, raises=TimeoutError, reason=POLL_NEVER_SEES_EXPIRY))],
+    ["local", "poll"],  # a poller hints only existing snapshots: the safety check finds expiry
 )
 def test_without_consumer_id_java_expiration_raises_snapshot_expired_naming_the_gap(java, warehouse, notifier):
     # write-only: commits neither compact nor expire; only the explicit expiry below does.
@@ -117,15 +109,6 @@ def test_without_consumer_id_java_expiration_raises_snapshot_expired_naming_the_
     assert delivered == set(range(1, max(delivered) + 1))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=FileNotFoundError,
-    reason=(
-        "batch.py: a batch planned before Java expired its snapshot and deleted its compacted "
-        "files raises pyarrow's raw FileNotFoundError from to_arrow(), not a FeedError "
-        "(SnapshotExpiredError) naming the table and snapshot"
-    ),
-)
 def test_a_batch_whose_files_java_expired_before_it_was_read_fails_with_a_feed_error(java, warehouse):
     table = java.table(warehouse, "db.events").create(COLUMNS, options={**ONE_BUCKET, "write-only": "true"})
     write_commits(table, range(1, 3))
@@ -143,7 +126,7 @@ def test_a_batch_whose_files_java_expired_before_it_was_read_fails_with_a_feed_e
             await asyncio.to_thread(table.expire_snapshots, 1)
             batch = await asyncio.wait_for(feed.__anext__(), 5)
             assert batch.snapshot_id == 3
-            with pytest.raises(FeedError):
+            with pytest.raises(SnapshotExpiredError, match=r"db\.events: snapshot 3 .*data file"):
                 await asyncio.to_thread(batch.to_arrow)
 
     asyncio.run(run())

@@ -8,14 +8,13 @@ table, never deliver rows that differ from Java's; one run per table kind, check
 from __future__ import annotations
 
 import asyncio
-import time
 from dataclasses import dataclass
 
 import pytest
 
 from interop_support import FEED_OPTIONS, assert_same_rows, feed_changes, follow, last_changed_snapshot, py_table
 from scenarios import COLUMNS
-from paimon_feed import ChangeFeed, FeedError, StorageError
+from paimon_feed import ChangeFeed, FeedError, UnsupportedTableError
 
 KINDS = {
     "append": dict(options={"bucket": "2", "bucket-key": "id"}),
@@ -29,7 +28,7 @@ class Outcome:
     java_changes: list
     delivered: object = None
     error: BaseException | None = None
-    seconds: float = 0.0
+    storage_retries: int = 0
 
 
 @pytest.fixture(scope="module", params=KINDS, ids=KINDS.keys())
@@ -45,14 +44,15 @@ def old_table(request, java_old, tmp_path_factory) -> Outcome:
 
     async def run():
         async with ChangeFeed(py_table(table), start="earliest", **FEED_OPTIONS) as feed:
-            return await follow(feed, None, lambda: last_changed_snapshot(table), timeout=20)
+            try:
+                return await follow(feed, None, lambda: last_changed_snapshot(table), timeout=20)
+            finally:
+                outcome.storage_retries = feed.metrics().storage_retries
 
-    started = time.monotonic()
     try:
         outcome.delivered = asyncio.run(run())
     except FeedError as exc:
         outcome.error = exc
-    outcome.seconds = time.monotonic() - started
     return outcome
 
 
@@ -71,13 +71,10 @@ def test_paimon_09_table_is_read_like_java(old_table):
     assert_same_rows(feed_changes(old_table.delivered), old_table.java_changes)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="issue 10: a manifest pypaimon cannot parse is retried 6 times (~6 s) and surfaces as StorageError",
-)
 def test_paimon_09_table_is_refused_at_once_not_retried_as_a_storage_error(old_table):
     if old_table.error is None:
         return  # read correctly: nothing to refuse
-    assert not isinstance(old_table.error, StorageError), old_table.error
-    assert old_table.seconds < 2.0, f"refused after {old_table.seconds:.1f} s"
+    assert isinstance(old_table.error, UnsupportedTableError), old_table.error
+    assert old_table.storage_retries == 0  # a parse error is not retried
+    message = str(old_table.error)
+    assert "db.legacy" in message and "snapshot" in message and "manifest-list" in message

@@ -188,3 +188,35 @@ def test_a_storage_error_that_pypaimon_reports_as_missing_is_not_taken_for_an_ex
     planner.check_not_expired(5)  # snapshot 5 is there: no SnapshotExpiredError
     planned = planner.next_batches(5, limit=8, check_expiry=True)
     assert [batch.snapshot_id for batch in planned.batches][:1] == [5]
+
+
+def test_a_snapshot_skipped_at_the_end_of_a_round_is_covered_by_the_next_rounds_batch(append_table):
+    commit(append_table, 0)
+    overwrite(append_table, 1)  # snapshot 2: nothing for a delta feed, and the newest for now
+    planner = Planner(append_table, catch_up_threshold=100)
+    first = planner.next_batches(1, limit=10)
+    assert [(b.first_snapshot_id, b.snapshot_id) for b in first.batches] == [(1, 1)]
+    assert (first.next_snapshot_id, first.covered_from) == (3, 2)
+    commit(append_table, 2)
+    second = planner.next_batches(first.next_snapshot_id, limit=10, covered_from=first.covered_from)
+    assert [(b.first_snapshot_id, b.snapshot_id) for b in second.batches] == [(2, 3)]
+
+
+def test_a_running_feed_tiles_snapshots_skipped_between_rounds(append_table):
+    import asyncio
+
+    from paimon_feed import ChangeFeed
+
+    async def main():
+        async with ChangeFeed(append_table, start="latest", notifier="poll", poll_interval=0.05) as feed:
+            batches = []
+            for step in (lambda: commit(append_table, 0), lambda: overwrite(append_table, 1),
+                         lambda: commit(append_table, 2)):
+                step()
+                await asyncio.sleep(0.3)  # each commit planned in a round of its own
+            async for batch in feed:
+                batches.append((batch.first_snapshot_id, batch.snapshot_id))
+                if batch.snapshot_id == 3:
+                    return batches
+
+    assert asyncio.run(asyncio.wait_for(main(), 60)) == [(1, 1), (2, 3)]
