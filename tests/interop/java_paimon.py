@@ -190,8 +190,16 @@ class JavaTable:
         """Full compaction of every bucket; returns the latest snapshot id."""
         return self._call("compact", options=options or {})["snapshot"]
 
-    def overwrite(self, rows: list[dict], partition: dict | None = None) -> int:
-        return self._call("overwrite", rows=rows, partition=partition or {})["snapshot"]
+    def overwrite(self, rows: list[dict], partition: dict | None = None, *, options: dict | None = None) -> int:
+        """INSERT OVERWRITE of ``partition`` (none: the partitions ``rows`` touch, or the whole
+        table with ``options={"dynamic-partition-overwrite": "false"}``); the new snapshot id."""
+        return self._call("overwrite", rows=rows, partition=partition or {}, options=options or {})["snapshot"]
+
+    def alter(self, *changes: dict) -> dict:
+        """ALTER TABLE with Paimon's SchemaChanges, in order: ``{"add": name, "type": T}``,
+        ``{"rename": old, "to": new}``, ``{"update_type": name, "type": T}``; answers the new
+        ``schema_id`` and ``fields`` (``[name, type]`` pairs, Java's type strings)."""
+        return self._call("alter_table", changes=list(changes))
 
     def drop_partitions(self, *partitions: dict) -> int:
         return self._call("drop_partitions", partitions=list(partitions))["snapshot"]
@@ -204,15 +212,23 @@ class JavaTable:
     def create_tag(self, tag: str, snapshot: int) -> None:
         self._call("create_tag", tag=tag, snapshot=snapshot)
 
-    def read(self, snapshot: int | None = None) -> list[dict]:
-        """Java's batch read: the table's rows at ``snapshot`` (default the latest)."""
-        arguments = {} if snapshot is None else {"snapshot": snapshot}
-        return self._call("read", **arguments)["rows"]
+    def read(self, snapshot: int | None = None, *, options: dict | None = None) -> list[dict]:
+        """Java's batch read: the table's rows at ``snapshot`` (default the latest, or what
+        ``options`` such as ``scan.tag-name`` select), in that snapshot's schema."""
+        return self.read_with_schema(snapshot, options=options)["rows"]
 
-    def changes(self, after: int, to: int) -> dict:
+    def read_with_schema(self, snapshot: int | None = None, *, options: dict | None = None) -> dict:
+        """``read``, answering ``rows``, ``schema_id`` and ``fields`` of the schema read with."""
+        arguments = {} if snapshot is None else {"snapshot": snapshot}
+        return self._call("read", options=options or {}, **arguments)
+
+    def changes(self, after: int, to: int, *, options: dict | None = None, schema_id: int | None = None) -> dict:
         """What Java's streaming read delivers for snapshots ``after + 1`` to ``to``:
-        ``rows`` (each with ``_kind``) and ``snapshots`` (the ids that had changes)."""
-        return self._call("changes", after=after, to=to)
+        ``rows`` (each with ``_kind``), ``snapshots`` (the ids that had changes) and their
+        ``snapshot_schema_ids``. ``options`` are dynamic table options (e.g.
+        ``streaming-read-overwrite``); ``schema_id`` reads with that schema, not the latest."""
+        arguments = {} if schema_id is None else {"schema_id": schema_id}
+        return self._call("changes", after=after, to=to, options=options or {}, **arguments)
 
     def consumer(self, consumer_id: str, **arguments: Any) -> dict:
         """Java's ConsumerManager: ``set=N`` writes, ``expire_before_ms=T`` expires;

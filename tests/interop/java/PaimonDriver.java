@@ -26,6 +26,8 @@ import org.apache.paimon.options.ExpireConfig;
 import org.apache.paimon.options.Options;
 import org.apache.paimon.reader.RecordReader;
 import org.apache.paimon.schema.Schema;
+import org.apache.paimon.schema.SchemaChange;
+import org.apache.paimon.schema.TableSchema;
 import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.paimon.table.FileStoreTable;
@@ -167,6 +169,8 @@ public class PaimonDriver {
                 return new LinkedHashMap<>();
             case "create_table":
                 return createTable(req);
+            case "alter_table":
+                return alterTable(req);
             case "write":
                 return write(req);
             case "compact":
@@ -205,9 +209,16 @@ public class PaimonDriver {
                 key, k -> CatalogFactory.createCatalog(CatalogContext.create(Options.fromMap(options))));
     }
 
+    /**
+     * The table with {"options": {...}} as dynamic options; with {"schema_id": N} it reads and
+     * plans with schema N (the schema a snapshot was committed with) instead of the latest.
+     */
     private FileStoreTable table(JsonNode req) throws Exception {
         FileStoreTable table =
                 (FileStoreTable) catalog(req).getTable(Identifier.fromString(req.get("table").asText()));
+        if (req.has("schema_id")) {
+            table = table.copy(table.schemaManager().schema(req.get("schema_id").asLong()));
+        }
         Map<String, String> dynamic = strings(req.get("options"));
         return dynamic.isEmpty() ? table : table.copy(dynamic);
     }
@@ -238,6 +249,43 @@ public class PaimonDriver {
         schema.options(strings(req.get("table_options")));
         catalog.createTable(id, schema.build(), false);
         return new LinkedHashMap<>();
+    }
+
+    /**
+     * ALTER TABLE with Paimon's SchemaChanges, in order: {"changes": [{"add": name, "type": T},
+     * {"rename": old, "to": new}, {"update_type": name, "type": T}]}. Answers the new schema.
+     */
+    private Map<String, Object> alterTable(JsonNode req) throws Exception {
+        List<SchemaChange> changes = new ArrayList<>();
+        for (JsonNode change : req.get("changes")) {
+            if (change.has("add")) {
+                changes.add(SchemaChange.addColumn(change.get("add").asText(), parseType(change.get("type").asText())));
+            } else if (change.has("rename")) {
+                changes.add(SchemaChange.renameColumn(change.get("rename").asText(), change.get("to").asText()));
+            } else if (change.has("update_type")) {
+                changes.add(
+                        SchemaChange.updateColumnType(
+                                change.get("update_type").asText(), parseType(change.get("type").asText())));
+            } else {
+                throw new IllegalArgumentException("unknown schema change " + change);
+            }
+        }
+        catalog(req).alterTable(Identifier.fromString(req.get("table").asText()), changes, false);
+        return schemaResult(table(req).schema());
+    }
+
+    private static Map<String, Object> schemaResult(TableSchema schema) {
+        List<List<String>> fields = new ArrayList<>();
+        for (DataField field : schema.fields()) {
+            List<String> pair = new ArrayList<>();
+            pair.add(field.name());
+            pair.add(field.type().toString());
+            fields.add(pair);
+        }
+        Map<String, Object> result = new LinkedHashMap<>();
+        result.put("schema_id", schema.id());
+        result.put("fields", fields);
+        return result;
     }
 
     private static final Map<String, DataType> TYPES = new HashMap<>();
@@ -387,7 +435,11 @@ public class PaimonDriver {
 
     // reading: the oracle ----------------------------------------------------------------------
 
-    /** The table's rows at {"snapshot": N} (default: latest), as a batch read gives them. */
+    /**
+     * The table's rows at {"snapshot": N} (default: latest), as a batch read gives them; with
+     * {"options": {"scan.tag-name": T}} at a tag. Time travel reads with the schema of the
+     * snapshot it travels to; the answer names that schema ("schema_id", "fields").
+     */
     private Map<String, Object> read(JsonNode req) throws Exception {
         FileStoreTable table = table(req);
         if (req.has("snapshot")) {
@@ -397,7 +449,7 @@ public class PaimonDriver {
         }
         ReadBuilder builder = table.newReadBuilder();
         TableScan.Plan plan = builder.newScan().plan();
-        Map<String, Object> result = new LinkedHashMap<>();
+        Map<String, Object> result = schemaResult(table.schema());
         result.put("rows", rows(table.rowType(), builder, plan.splits(), false));
         return result;
     }
@@ -405,7 +457,9 @@ public class PaimonDriver {
     /**
      * What a Java streaming read (Flink's source) delivers for the snapshots after
      * {"after": A} up to {"to": B} inclusive: deltas or changelogs by changelog-producer,
-     * rows with their row kind in "_kind".
+     * rows with their row kind in "_kind". Dynamic options pass through (e.g.
+     * streaming-read-overwrite=true); {"schema_id": N} reads with schema N. The answer also has
+     * the schema read with and each planned snapshot's schema id ("snapshot_schema_ids").
      */
     private Map<String, Object> changes(JsonNode req) throws Exception {
         FileStoreTable table = table(req);
@@ -416,6 +470,7 @@ public class PaimonDriver {
         scan.restore(after + 1);
         List<Map<String, Object>> rows = new ArrayList<>();
         List<Long> snapshots = new ArrayList<>();
+        Map<String, Long> schemaIds = new LinkedHashMap<>();
         while (scan.checkpoint() <= to) {
             long before = scan.checkpoint();
             List<Split> splits = scan.plan().splits();
@@ -429,12 +484,14 @@ public class PaimonDriver {
             }
             if (!splits.isEmpty()) {
                 snapshots.add(planned);
+                schemaIds.put(Long.toString(planned), table.snapshotManager().snapshot(planned).schemaId());
                 rows.addAll(rows(table.rowType(), builder, splits, true));
             }
         }
-        Map<String, Object> result = new LinkedHashMap<>();
+        Map<String, Object> result = schemaResult(table.schema());
         result.put("rows", rows);
         result.put("snapshots", snapshots);
+        result.put("snapshot_schema_ids", schemaIds);
         result.put("next_snapshot", scan.checkpoint());
         return result;
     }
