@@ -27,6 +27,7 @@ import org.apache.paimon.options.Options;
 import org.apache.paimon.reader.RecordReader;
 import org.apache.paimon.schema.Schema;
 import org.apache.paimon.schema.SchemaChange;
+import org.apache.paimon.schema.SchemaManager;
 import org.apache.paimon.schema.TableSchema;
 import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
@@ -217,7 +218,8 @@ public class PaimonDriver {
         FileStoreTable table =
                 (FileStoreTable) catalog(req).getTable(Identifier.fromString(req.get("table").asText()));
         if (req.has("schema_id")) {
-            table = table.copy(table.schemaManager().schema(req.get("schema_id").asLong()));
+            SchemaManager schemas = new SchemaManager(table.fileIO(), table.location());
+            table = table.copy(schemas.schema(req.get("schema_id").asLong()));
         }
         Map<String, String> dynamic = strings(req.get("options"));
         return dynamic.isEmpty() ? table : table.copy(dynamic);
