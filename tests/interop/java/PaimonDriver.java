@@ -461,7 +461,8 @@ public class PaimonDriver {
      * {"after": A} up to {"to": B} inclusive: deltas or changelogs by changelog-producer,
      * rows with their row kind in "_kind". Dynamic options pass through (e.g.
      * streaming-read-overwrite=true); {"schema_id": N} reads with schema N. The answer also has
-     * the schema read with and each planned snapshot's schema id ("snapshot_schema_ids").
+     * the schema read with and each planned snapshot's schema id ("snapshot_schema_ids"; none
+     * for a changelog read after its snapshot expired).
      */
     private Map<String, Object> changes(JsonNode req) throws Exception {
         FileStoreTable table = table(req);
@@ -486,7 +487,9 @@ public class PaimonDriver {
             }
             if (!splits.isEmpty()) {
                 snapshots.add(planned);
-                schemaIds.put(Long.toString(planned), table.snapshotManager().snapshot(planned).schemaId());
+                if (table.snapshotManager().snapshotExists(planned)) { // not for a retained changelog
+                    schemaIds.put(Long.toString(planned), table.snapshotManager().snapshot(planned).schemaId());
+                }
                 rows.addAll(rows(table.rowType(), builder, splits, true));
             }
         }
