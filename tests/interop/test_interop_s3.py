@@ -66,7 +66,9 @@ def test_java_commits_on_s3_wake_an_sqs_feed_that_delivers_them_exactly(java, s3
                 return delivered, feed.metrics()
 
     delivered, metrics = asyncio.run(run())
-    assert metrics.hints_by_source.get("sqs", 0) >= 1 and metrics.reconciles == 0, metrics
+    # The feed's first wait after start-up is short (a commit may race the notifier's start);
+    # after it, only SQS could wake it within the test: the reconcile interval is 300 s.
+    assert metrics.hints_by_source.get("sqs", 0) >= 1 and metrics.reconciles <= 1, metrics
     full = delivered.batches[0]
     assert_same_rows([{k: v for k, v in r.items() if k != "_row_kind"} for i, r in delivered.rows if i == 0], table.read(full.snapshot_id))
     last = delivered.batches[-1].snapshot_id
