@@ -552,10 +552,10 @@ class _DirectParquet:
             return None
         return cls(table, include_row_kind)
 
-    def _paths(self, splits: list) -> list[str] | None:
+    def _files(self, splits: list) -> list[tuple[str, int]] | None:
         from pypaimon.read.split import DataSplit
 
-        paths = []
+        files = []
         for split in splits:
             if (
                 type(split) is not DataSplit
@@ -570,23 +570,32 @@ class _DirectParquet:
                     or data_file.file_path is None
                 ):
                     return None
-                paths.append(self._file_io.to_filesystem_path(data_file.file_path))
-        return paths
+                path = self._file_io.to_filesystem_path(data_file.file_path)
+                files.append((path, data_file.file_size))
+        return files
 
     def _scanner(self, splits: list, target: pa.Schema) -> Any:
         import pyarrow.dataset as ds
+        import pyarrow.fs as pafs
 
-        paths = self._paths(splits)
-        if not paths:
+        files = self._files(splits)
+        if not files:
             return None
         columns = [name for name in target.names if name != ROW_KIND_COLUMN]
-        dataset = ds.dataset(paths, format="parquet", filesystem=self._file_io.filesystem)
-        stored = dataset.schema
+        filesystem = self._file_io.filesystem
+        parquet = ds.ParquetFileFormat()
+        # Sizes from the manifest spare object stores a HEAD per file before its footer read.
+        fragments = [
+            parquet.make_fragment(path, filesystem, file_size=size or None) for path, size in files
+        ]
+        stored = fragments[0].physical_schema
         for name in columns:
             index = stored.get_field_index(name)
             if index < 0 or stored.field(index).type != target.field(name).type:
                 return None
-        return dataset.scanner(columns=columns)
+        dataset = ds.FileSystemDataset(fragments, stored, parquet, filesystem)
+        remote = not isinstance(filesystem, pafs.LocalFileSystem)
+        return dataset.scanner(columns=columns, fragment_readahead=16 if remote else 4)
 
     def _conformed(self, data: Any, target: pa.Schema) -> Any:
         if self._row_kind:
