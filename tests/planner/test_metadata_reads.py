@@ -12,6 +12,7 @@ from support.tables import catalog, commit, rows_for
 from test_snapshot_reads import plan_all  # this directory: pytest's rootdir-relative import
 
 from paimon_feed import Planner
+from paimon_feed.planner import _pypaimon
 from paimon_feed.planner import planner as planner_module
 from paimon_feed.planner.planner import reads_in_flight
 
@@ -124,3 +125,26 @@ def test_the_manifest_cache_is_bounded_by_entries_and_bytes(append_table, monkey
     assert cache.reads >= 60  # a delta manifest list and a manifest per snapshot
     assert 0 < len(cache) <= entries and 0 < cache.bytes <= bytes_
     assert len(cache) < 60  # the bound evicted some
+
+
+def test_snapshots_parse_exactly_as_pypaimons_json_does(any_table, warehouse):
+    import glob
+    import json
+
+    from pypaimon.common.json_util import JSON
+    from pypaimon.snapshot.snapshot import Snapshot
+
+    for n in range(3):
+        commit(any_table, n)
+    paths = glob.glob(f"{warehouse}/**/snapshot/snapshot-*", recursive=True)
+    assert len(paths) == 3
+    texts = [open(path).read() for path in paths]
+    every_field = json.loads(texts[0])
+    every_field.update(changelogManifestList="cl", changelogManifestListSize=7, indexManifest="ix",
+                       changelogRecordCount=1, watermark=-5, statistics="st", nextRowId=9,
+                       properties={"k": "v"}, writerVersion="w", somethingNewer=[1])
+    without_uuid = {key: value for key, value in every_field.items() if key != "uuid"}
+    texts += [json.dumps(every_field), json.dumps(without_uuid)]
+    for text in texts:
+        assert _pypaimon.parse_snapshot(text) == JSON.from_json(text, Snapshot), text
+    assert _pypaimon.parse_snapshot(json.dumps(without_uuid)).uuid is None
