@@ -684,11 +684,13 @@ class SchemaPlanner:
         include_row_kind: bool,
         manifests: ManifestCache | None = None,
         reads_in_flight: int = 4,
+        prefetch: bool = False,
     ) -> None:
         self.table = table
         self.schema_id = table.table_schema.id
         self._manifests = manifests
         self._reads_in_flight = reads_in_flight
+        self._prefetch = prefetch
         if projection is not None:
             columns = [field.name for field in table.fields]
             unknown = [name for name in projection if name not in columns]
@@ -790,8 +792,9 @@ class SchemaPlanner:
     def _diff_plan(self, start: Any, first_id: int, last: Any) -> Plan:
         """pypaimon's set-diff catch-up (``_create_catch_up_plan``): files in ``last`` not in
         ``start``, or all of ``last`` from the first snapshot. With a manifest cache the same
-        scanners read through it, and the manifests are fetched ``reads_in_flight`` at a time
-        first (pypaimon reads them as many at a time as the machine has cores)."""
+        scanners read through it; with ``prefetch`` (object stores) the manifests are fetched
+        ``reads_in_flight`` at a time first, where pypaimon reads as many at a time as the
+        machine has cores. On a local disk a read costs less than the threads would."""
         from pypaimon.read.scanner.file_scanner import FileScanner
         from pypaimon.read.scanner.incremental_diff_scanner import IncrementalDiffScanner
 
@@ -799,11 +802,12 @@ class SchemaPlanner:
         if self._manifests is None or scan._AsyncStreamingTableScan__auth_query() is not None:
             return scan._create_catch_up_plan(first_id, last)  # REST auth: pypaimon's own path
         lists = self._manifests.install(scan._manifest_list_manager)
-        metas = lists.read_all(last) + (lists.read_all(start) if start is not None else [])
-        self._manifests.prefetch(
-            lists.file_io, [(f"{lists.manifest_path}/{m.file_name}", m.file_size) for m in metas],
-            self._reads_in_flight,
-        )
+        if self._prefetch:
+            metas = lists.read_all(last) + (lists.read_all(start) if start is not None else [])
+            self._manifests.prefetch(
+                lists.file_io, [(f"{lists.manifest_path}/{m.file_name}", m.file_size) for m in metas],
+                self._reads_in_flight,
+            )
         if start is None:
             scanner = FileScanner(
                 self.table, lambda: (lists.read_all(last), last), predicate=scan.predicate, limit=None

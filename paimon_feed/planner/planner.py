@@ -298,6 +298,7 @@ class Planner:
                 include_row_kind=self.include_row_kind,
                 manifests=self.manifests,
                 reads_in_flight=self.reads_in_flight,
+                prefetch=self.reads_in_flight > _READS_IN_FLIGHT_LOCAL,
             )
             self._schemas[schema_id] = planner
             return planner
