@@ -29,8 +29,10 @@ MARKER = re.compile(r"<!-- bench:(?P<name>[\w-]+) -->(?P<body>.*?)<!-- /bench:(?
 
 
 def load_results(results: Path = RESULTS) -> dict[str, Any]:
-    """``{"core": ..., "s3": ..., "spark": ..., "reliability": ...}`` from the result files."""
-    return {name: json.loads((results / f"{name}.json").read_text()) for name in ("core", "s3", "spark", "reliability")}
+    """``{"core": ..., "s3": ..., "spark": ..., "reliability": ..., "catchup": ...}`` from the
+    result files."""
+    names = ("core", "s3", "spark", "reliability", "catchup")
+    return {name: json.loads((results / f"{name}.json").read_text()) for name in names}
 
 
 # formatting ---------------------------------------------------------------------------------------
@@ -187,6 +189,55 @@ def spark_latency(r: dict) -> str:
     )
 
 
+def catchup(r: dict) -> str:
+    """catchup_bench.py: each figure against the issue's target, then memory."""
+    c = r["catchup"]
+    local, s3, arrow, plan, sqs = c["local"], c["s3"], c["to_arrow"], c["planning"], c["sqs"]
+    n, s3_n = c["args"]["snapshots"], c["args"]["s3_snapshots"]
+    rows = [
+        [f"catch-up of {n:,} snapshots, local (s)", f"{local['pypaimon']['median_s']:.2f}",
+         f"{local['paimon-feed']['median_s']:.2f}", f"{local['ratio']:.2f}×", "≤ 0.5×"],
+        [f"catch-up of {s3_n:,} snapshots, S3 on moto, {s3['delay_ms']:.0f} ms per request (s)",
+         f"{s3['pypaimon']['median_s']:.1f}", f"{s3['paimon-feed']['median_s']:.1f}",
+         f"{s3['ratio']:.2f}×", "≤ 0.5×"],
+        ["S3 requests in that catch-up", count(s3["pypaimon"]["requests"]),
+         count(s3["paimon-feed"]["requests"]), "", ""],
+        [f"`to_arrow` of the catch-up batch ({count(arrow['files'])} files, rows/s)",
+         count(arrow["pypaimon"]["rows_per_s"]), count(arrow["paimon-feed"]["rows_per_s"]),
+         f"{arrow['ratio']:.2f}×", "≥ 1.0×"],
+        ["planning the local catch-up alone (s)", f"{plan['pypaimon']['median_s']:.2f}",
+         f"{plan['paimon-feed']['median_s']:.2f}", f"{plan['ratio']:.2f}×", ""],
+        ["ceiling of the local ratio: pypaimon's planning + the feed's read", "", "",
+         f"{c['ceiling']['ratio']:.2f}×", ""],
+        [f"commit → batch via SQS, {sqs['tables']} tables on one queue, p50 / p99 ms", "",
+         f"{ms(sqs['p50_ms'])} / {ms(sqs['p99_ms'])}", "", "≤ 50 / ≤ 150"],
+    ]
+    memory_rows = []
+    for result in c["memory"].values():
+        q = result["quarters_mib"]
+        memory_rows.append([
+            result["label"], f"{result['seconds']:.1f}", f"{result['start_mib']:.0f}",
+            f"{result['peak_mib']:.0f}", " / ".join(f"{v:.0f}" for v in q[1:]),
+            f"{result['second_half_growth_mib']:+.0f}",
+        ])
+    feed = c["memory"]["per-snapshot"]
+    return (
+        table(["figure", "pypaimon", "paimon-feed", "ratio", "target"],
+              ["---", "---:", "---:", "---:", "---"], rows)
+        + f"\n\nMemory catching up {count(c['args']['memory_snapshots'])} snapshots (RSS of a "
+        f"fresh process, MiB; the feed with `max_pending=8`):\n\n"
+        + table(["consumer", "s", "start", "peak", "at 25 / 50 / 75 / 100 % of the run",
+                 "growth over the 2nd half"], ["---", "---:", "---:", "---:", "---", "---:"],
+                memory_rows)
+        + f"\n\nCaches at the end of the batch-per-snapshot run: "
+        f"{count(feed['snapshot_cache_entries'])} of {count(feed['snapshot_cache_limit'])} "
+        f"snapshots; {count(feed['manifest_cache_entries'])} of "
+        f"{count(feed['manifest_cache_limits'][0])} manifest entries, "
+        f"{feed['manifest_cache_bytes'] / 2**20:.1f} of "
+        f"{feed['manifest_cache_limits'][1] / 2**20:.0f} MiB."
+    )
+
+
 def _scenario(outcome: dict) -> str:
     notes = outcome["notes"]
     name = outcome["scenario"]
@@ -231,6 +282,7 @@ BLOCKS: dict[str, Callable[[dict], str]] = {
     "spark-throughput": spark_throughput,
     "spark-latency": spark_latency,
     "reliability": reliability,
+    "catchup": catchup,
 }
 
 

@@ -97,12 +97,20 @@ def open_catalog(options: dict):
 
 
 def writer_main(argv: list[str]) -> None:
+    """Commit ``first..last`` at random intervals, to the latency tables in turn."""
     options, first, last, seed = json.loads(argv[0]), int(argv[1]), int(argv[2]), int(argv[3])
-    table = open_catalog(options).get_table(f"db.{LATENCY_TABLE}")
+    names = json.loads(argv[4]) if len(argv) > 4 else [LATENCY_TABLE]
+    catalog = open_catalog(options)
+    tables = [catalog.get_table(f"db.{name}") for name in names]
     rng = random.Random(seed)
     for n in range(first, last + 1):
-        time.sleep(rng.uniform(0.2, 1.0))
-        commit(table, n)
+        time.sleep(rng.uniform(0.2, 1.0) / len(tables) ** 0.5)
+        commit(tables[(n - first) % len(tables)], n)
+
+
+def latency_tables(count: int) -> list[str]:
+    """Names of the tables the writer commits to: ``bench``, ``bench1``, ``bench2``, ..."""
+    return [LATENCY_TABLE] + [f"{LATENCY_TABLE}{i}" for i in range(1, count)]
 
 
 # --- consumer processes ---------------------------------------------------------------------------
@@ -116,23 +124,28 @@ async def _wait_for_file(path: str) -> None:
 async def _consume(config: dict) -> dict:
     mode, signals = config["mode"], config["signals"]
     catalog = open_catalog(config["catalog"])
-    names = [LATENCY_TABLE] + [name for name, (m, _) in IDLE_TABLES.items() if m == mode]
+    followed = config["latency_tables"]
+    names = followed + [name for name, (m, _) in IDLE_TABLES.items() if m == mode]
     tables, counters = {}, {}
     for name in names:
         table = catalog.get_table(f"db.{name}")
         counters[name] = table.file_io = CountingFileIO(table.file_io)
         tables[name] = table
-    received: dict[int, float] = {}
-    stages: dict[int, tuple[float, float]] = {}  # ChangeFeed: (detected_at, planned_at)
+    # per table: snapshot id -> arrival; ChangeFeed: (detected_at, planned_at)
+    received: dict[str, dict[int, float]] = {name: {} for name in followed}
+    stages: dict[str, dict[int, tuple[float, float]]] = {name: {} for name in followed}
     caught_up = asyncio.Event()
+    waiting = set(followed)
 
     def on_batch(name: str, snapshot_id: int, batch=None) -> None:
-        if name == LATENCY_TABLE:
-            received[snapshot_id] = time.time()
+        if name in received:
+            received[name][snapshot_id] = time.time()
             if batch is not None:
-                stages[snapshot_id] = (batch.detected_at, batch.planned_at)
-            if snapshot_id >= config["last_snapshot"]:
-                caught_up.set()
+                stages[name][snapshot_id] = (batch.detected_at, batch.planned_at)
+            if snapshot_id >= config["last_snapshot"][name]:
+                waiting.discard(name)
+                if not waiting:
+                    caught_up.set()
 
     async def follow_pypaimon(name: str) -> None:
         table = tables[name]
@@ -163,7 +176,7 @@ async def _consume(config: dict) -> dict:
 
         notifier = SqsNotifier(config["queue_url"], endpoint_url=config["endpoint_url"])
         intervals = {n: r for n, (m, r) in IDLE_TABLES.items() if m == mode}
-        intervals[LATENCY_TABLE] = 60.0  # ChangeFeed's default
+        intervals.update({name: 60.0 for name in followed})  # ChangeFeed's default
         tasks = [
             asyncio.create_task(follow_feed(name, notifier, intervals[name])) for name in names
         ]
@@ -209,7 +222,9 @@ def _snapshot_prefix(table: str) -> str:
     return f"wh/db.db/{table}/snapshot/snapshot-"
 
 
-def _notify(server: MotoServer, feed_arn: str, observer_arn: str, followed: list[str]) -> None:
+def _notify(
+    server: MotoServer, feed_arn: str, observer_arn: str, followed: list[str], observed: list[str]
+) -> None:
     """One prefix rule per table for the feed's queue (the recommended wiring), and one for the
     observer. AWS rejects overlapping rules of two queues (it wants SNS fan-out); moto does not."""
     configs = [
@@ -220,14 +235,14 @@ def _notify(server: MotoServer, feed_arn: str, observer_arn: str, followed: list
         }
         for t in followed
     ]
-    observed_prefix = {"Name": "prefix", "Value": _snapshot_prefix(LATENCY_TABLE)}
-    configs.append(
+    configs += [
         {
             "QueueArn": observer_arn,
             "Events": ["s3:ObjectCreated:*"],
-            "Filter": {"Key": {"FilterRules": [observed_prefix]}},
+            "Filter": {"Key": {"FilterRules": [{"Name": "prefix", "Value": _snapshot_prefix(t)}]}},
         }
-    )
+        for t in observed
+    ]
     server.client("s3").put_bucket_notification_configuration(
         Bucket=BUCKET, NotificationConfiguration={"QueueConfigurations": configs}
     )
@@ -247,30 +262,35 @@ def _drain(server: MotoServer, queue_url: str) -> list[dict]:
             sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
 
 
-def _event_times(bodies: list[dict]) -> dict[int, float]:
-    """snapshot id -> epoch seconds of its ObjectCreated event (moto's clock, ms precision)."""
-    times = {}
+def _event_times(bodies: list[dict]) -> dict[str, dict[int, float]]:
+    """table -> snapshot id -> epoch seconds of its ObjectCreated event (moto's clock, ms
+    precision)."""
+    times: dict[str, dict[int, float]] = {}
     for body in bodies:
         for record in body.get("Records", []):
             key = record["s3"]["object"]["key"].replace("%2F", "/")
-            match = re.search(r"/snapshot/snapshot-([0-9]+)$", key)
+            match = re.search(r"db\.db/([^/]+)/snapshot/snapshot-([0-9]+)$", key)
             if match and record["eventName"].startswith("ObjectCreated"):
                 stamp = datetime.strptime(record["eventTime"], "%Y-%m-%dT%H:%M:%S.%fZ")
-                times[int(match.group(1))] = stamp.replace(tzinfo=timezone.utc).timestamp()
+                stamp = stamp.replace(tzinfo=timezone.utc).timestamp()
+                times.setdefault(match.group(1), {})[int(match.group(2))] = stamp
     return times
 
 
-def _stages(stages: dict, received: dict[int, float], visible: dict[int, float]) -> dict:
+def _stages(stages: dict, received: dict, visible: dict) -> dict:
     """Where a pushed snapshot's latency goes: visible -> hint parsed (SQS), hint -> batch
-    planned (reading the snapshot and manifests from S3), planned -> in the consumer's hands."""
+    planned (reading the snapshot and manifests from S3), planned -> in the consumer's hands.
+    Each argument is keyed by table, then by snapshot id."""
     parts = {"visible_to_detected": [], "detected_to_planned": [], "planned_to_received": []}
-    for key, (detected, planned) in stages.items():
-        snapshot_id = int(key)
-        if snapshot_id not in visible or snapshot_id not in received:
-            continue
-        parts["visible_to_detected"].append(1000 * (detected - visible[snapshot_id]))
-        parts["detected_to_planned"].append(1000 * (planned - detected))
-        parts["planned_to_received"].append(1000 * (received[snapshot_id] - planned))
+    for table, by_snapshot in stages.items():
+        seen, got = visible.get(table, {}), received.get(table, {})
+        for key, (detected, planned) in by_snapshot.items():
+            snapshot_id = int(key)
+            if snapshot_id not in seen or key not in got:
+                continue
+            parts["visible_to_detected"].append(1000 * (detected - seen[snapshot_id]))
+            parts["detected_to_planned"].append(1000 * (planned - detected))
+            parts["planned_to_received"].append(1000 * (got[key] - planned))
     return {name: statistics.median(values) for name, values in parts.items() if values}
 
 
@@ -287,7 +307,17 @@ def _count_requests(log_lines: list[str]) -> dict:
     return {"s3_by_table": counts, "sqs": sqs}
 
 
-def measure_latency_and_idle(server: MotoServer, commits: int, idle_seconds: float) -> dict:
+def measure_latency_and_idle(
+    server: MotoServer,
+    commits: int,
+    idle_seconds: float,
+    *,
+    tables: int = 1,
+    modes: tuple[str, ...] = MODES,
+) -> dict:
+    """Latency of ``commits`` commits spread over ``tables`` tables followed through one
+    queue, then requests while idle, for each consumer of ``modes``."""
+    names = latency_tables(tables)
     server.create_bucket(BUCKET)
     feed_queue = server.create_queue("bench-feed")
     observer = server.create_queue("bench-observer")
@@ -296,35 +326,37 @@ def measure_latency_and_idle(server: MotoServer, commits: int, idle_seconds: flo
     catalog.create_database("db", True)
     from pypaimon import Schema
 
-    for name in [LATENCY_TABLE, *IDLE_TABLES]:
+    for name in [*names, *IDLE_TABLES]:
         catalog.create_table(f"db.{name}", Schema.from_pyarrow_schema(SCHEMA), True)
         commit(catalog.get_table(f"db.{name}"), 0)
-    followed = [LATENCY_TABLE] + [n for n, (m, _) in IDLE_TABLES.items() if m == "sqs"]
-    _notify(server, feed_queue.queue_arn, observer.queue_arn, followed)
+    followed = names + [n for n, (m, _) in IDLE_TABLES.items() if m == "sqs"]
+    _notify(server, feed_queue.queue_arn, observer.queue_arn, followed, names)
     _drain(server, feed_queue.queue_url)  # moto's s3:TestEvent
     _drain(server, observer.queue_url)
-    first, last = 2, commits + 1  # snapshot ids the writer will create
+    # snapshot ids the writer will create: commit i goes to table i % tables
+    last = {name: 1 + len(range(i, commits, tables)) for i, name in enumerate(names)}
 
     signals = scratch_dir("paimon-feed-s3-bench-")
     procs, outs = {}, {}
-    for mode in MODES:
+    for mode in modes:
         outs[mode] = os.path.join(signals, f"result-{mode}.json")
         config = {
             "mode": mode, "catalog": options, "queue_url": feed_queue.queue_url,
             "endpoint_url": server.endpoint_url, "last_snapshot": last, "signals": signals,
-            "out": outs[mode],
+            "out": outs[mode], "latency_tables": names,
         }
         procs[mode] = subprocess.Popen([sys.executable, __file__, "_consume", json.dumps(config)])
-    for mode in MODES:
+    for mode in modes:
         while not os.path.exists(os.path.join(signals, f"ready-{mode}")):
             _check_alive(procs)
             time.sleep(0.1)
     time.sleep(1.5)
     writer = subprocess.Popen(
-        [sys.executable, __file__, "_write", json.dumps(options), "1", str(commits), "7"]
+        [sys.executable, __file__, "_write", json.dumps(options), "1", str(commits), "7",
+         json.dumps(names)]
     )
     writer.wait()
-    for mode in MODES:
+    for mode in modes:
         while not os.path.exists(os.path.join(signals, f"caught-up-{mode}")):
             _check_alive(procs)
             time.sleep(0.1)
@@ -345,26 +377,34 @@ def measure_latency_and_idle(server: MotoServer, commits: int, idle_seconds: flo
         proc.wait(timeout=120)
     server_counts = _count_requests(window)
 
-    bench = catalog.get_table(f"db.{LATENCY_TABLE}")
-    manager = bench.snapshot_manager()
-    committed = {
-        i: manager.get_snapshot_by_id(i).time_millis / 1000 for i in range(first, last + 1)
-    }
+    committed = {}
+    for name in names:
+        manager = catalog.get_table(f"db.{name}").snapshot_manager()
+        committed[name] = {
+            i: manager.get_snapshot_by_id(i).time_millis / 1000 for i in range(2, last[name] + 1)
+        }
     visible = _event_times(observed)
 
-    results: dict = {"modes": {}, "idle_tables": {}, "idle_seconds": server_idle_seconds}
+    results: dict = {
+        "modes": {}, "idle_tables": {}, "idle_seconds": server_idle_seconds, "tables": tables,
+    }
     raw = {}
-    for mode in MODES:
+    for mode in modes:
         with open(outs[mode]) as handle:
             raw[mode] = json.load(handle)
-        received = {int(k): v for k, v in raw[mode]["received"].items()}
-        arrival, missing = arrivals(received, first, last)
-        from_visible = [1000 * (arrival[s] - visible[s]) for s in arrival if s in visible]
-        from_commit = [1000 * (arrival[s] - committed[s]) for s in arrival]
+        from_visible, from_commit, delivered, missing_total = [], [], 0, 0
+        for name in names:
+            received = {int(k): v for k, v in raw[mode]["received"][name].items()}
+            arrival, missing = arrivals(received, 2, last[name])
+            seen = visible.get(name, {})
+            from_visible += [1000 * (arrival[s] - seen[s]) for s in arrival if s in seen]
+            from_commit += [1000 * (arrival[s] - committed[name][s]) for s in arrival]
+            delivered += len(arrival)
+            missing_total += missing
         results["modes"][mode] = {
             "label": LABELS[mode],
-            "snapshots": len(arrival),
-            "missing": missing,
+            "snapshots": delivered,
+            "missing": missing_total,
             "visible_times_known": len(from_visible),
             "latency_ms_from_visible": from_visible,
             "latency_ms_from_commit": from_commit,
@@ -374,10 +414,12 @@ def measure_latency_and_idle(server: MotoServer, commits: int, idle_seconds: flo
             "p99_ms_from_commit": percentile(from_commit, 0.99),
             "notifier": raw[mode]["notifier"],
         }
-        if raw[mode]["stages"]:
-            stages = _stages(raw[mode]["stages"], received, visible)
+        if any(raw[mode]["stages"].values()):
+            stages = _stages(raw[mode]["stages"], raw[mode]["received"], visible)
             results["modes"][mode]["stages_ms_p50"] = stages
     for name, (mode, reconcile_interval) in IDLE_TABLES.items():
+        if mode not in raw or idle_seconds <= 0:
+            continue
         consumer_seconds = raw[mode]["idle_seconds"]
         results["idle_tables"][name] = {
             "consumer": mode,

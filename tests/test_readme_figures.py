@@ -67,3 +67,13 @@ def test_a_changed_result_changes_the_rendered_readme(results):
 def test_an_unknown_block_name_is_an_error(results):
     with pytest.raises(KeyError, match="bench:nope|'nope'"):
         render_readme.render("<!-- bench:nope -->1<!-- /bench:nope -->", results)
+
+
+def test_the_catch_up_figures_come_from_catchup_json(results):
+    readme = (ROOT / "README.md").read_text()
+    changed = copy.deepcopy(results)
+    changed["catchup"]["local"]["ratio"] = 0.123
+    changed["catchup"]["sqs"]["p99_ms"] = 98.76
+    rendered = render_readme.render(readme, changed)
+    assert "| 0.12× | ≤ 0.5× |" in rendered and "/ 98.8 |" in rendered
+    assert "| 0.12× | ≤ 0.5× |" not in readme

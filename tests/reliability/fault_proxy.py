@@ -7,12 +7,18 @@ is decided by a seeded random generator, optionally only for some methods (``GET
 only for keys matching a regular expression. Clients keep their ``Host`` header, which is fine
 for path-style requests to a server that does not check signatures (moto).
 
+With ``delay_ms``, every request (forwarded or faulted) is answered that much later, as a
+round trip to a real object store would be (moto on loopback answers in about a millisecond):
+benchmarks use it so that S3 figures reflect round trips, not just request counts. The delay
+is per request and requests are served concurrently, so concurrent clients overlap their waits.
+
 ::
 
     with FaultProxy(moto.endpoint_url, rate=0.25, seed=1) as proxy:
         options["fs.s3.endpoint"] = proxy.endpoint_url
         ...
         proxy.set_faults(rate=1.0)   # from now on, everything fails
+        proxy.set_delay(20)          # and every answer takes 20 ms more
         proxy.injected, proxy.forwarded
         proxy.history_lines(r"/snapshot/")   # which request got which answer, oldest first
 
@@ -67,6 +73,7 @@ class FaultProxy:
         key_pattern: only requests whose path matches this regex (``re.search``) are eligible.
         faults: ``(status, code, message)`` to choose from at random for each fault.
         seed: seed of the random generator deciding which requests fail and how.
+        delay_ms: milliseconds every request waits before it is answered (0: none).
     """
 
     def __init__(
@@ -78,6 +85,7 @@ class FaultProxy:
         key_pattern: str | None = None,
         faults: tuple[tuple[int, str, str], ...] = FAULTS,
         seed: int = 0,
+        delay_ms: float = 0.0,
     ) -> None:
         parts = urlsplit(upstream)
         if parts.scheme != "http" or parts.hostname not in _LOOPBACK or parts.port is None:
@@ -91,6 +99,8 @@ class FaultProxy:
         self.key_pattern: re.Pattern[str] | None = None
         self.faults = faults
         self.set_faults(rate=rate, methods=methods, key_pattern=key_pattern)
+        self.delay_ms = 0.0
+        self.set_delay(delay_ms)
         self.requests = 0  # every request received
         self.forwarded = 0  # requests forwarded upstream (whatever it answered)
         self.injected = 0  # requests answered with a fault by the proxy
@@ -119,6 +129,13 @@ class FaultProxy:
                 self.methods = None if methods is None else frozenset(m.upper() for m in methods)
             if key_pattern is not ...:
                 self.key_pattern = None if key_pattern is None else re.compile(key_pattern)
+
+    def set_delay(self, delay_ms: float) -> None:
+        """Answer every request ``delay_ms`` milliseconds later from now on (0: at once)."""
+        if not 0.0 <= delay_ms <= 60_000:
+            raise ValueError(f"delay_ms must be within 0..60000, got {delay_ms}")
+        with self._lock:
+            self.delay_ms = float(delay_ms)
 
     def _choose_fault(self, method: str, path: str) -> tuple[int, str, str] | None:
         """Count the request and decide (under the lock, so the seeded sequence is shared)."""
@@ -226,6 +243,9 @@ def error_body(code: str, message: str, resource: str) -> bytes:
 class _Handler(http.server.BaseHTTPRequestHandler):
     proxy: FaultProxy  # set on the bound subclass
     protocol_version = "HTTP/1.1"  # keep-alive, as S3 clients expect; answers 100-continue
+    # Headers and body go out in two writes; with Nagle's algorithm the body then waits for the
+    # client's delayed ACK (~40 ms on Linux), which added ~50 ms to every GET through the proxy.
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - quiet
         pass
@@ -251,6 +271,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         method = self.command
         body = self._read_body()  # always read, so the connection stays usable after a fault
         fault = self.proxy._choose_fault(method, self.path)
+        delay_ms = self.proxy.delay_ms
+        if delay_ms:
+            time.sleep(delay_ms / 1000)
         if fault is not None:
             status, code, message = fault
             payload = error_body(code, message, self.path.split("?", 1)[0])

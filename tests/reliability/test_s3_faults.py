@@ -207,3 +207,27 @@ def test_a_permanent_503_reaches_the_consumer_as_a_storage_error_and_keeps_the_c
     before_next = delivered.batches[-1].next_snapshot_id
     # the consumer stays right after the last committed batch: snapshot 3 (commit 2) is done
     assert decode_checkpoint(after["body"].decode(), after["key"]) == before_next
+
+
+def test_the_proxy_answers_every_request_delay_ms_later_faulted_or_not(s3_queue):
+    """The latency the catch-up benchmark injects: a lower bound per request, so only the
+    minimum is checked (a loaded machine may add to it, never take from it)."""
+    import time
+
+    import botocore.exceptions
+
+    server = s3_queue.server
+    with FaultProxy(server.endpoint_url, delay_ms=150) as proxy:
+        proxied = type(server)(port=proxy.port).client("s3")
+        started = time.monotonic()
+        proxied.head_bucket(Bucket=s3_queue.bucket)
+        assert time.monotonic() - started >= 0.15
+        proxy.set_faults(rate=1.0)
+        started = time.monotonic()
+        with pytest.raises(botocore.exceptions.ClientError):
+            proxied.head_bucket(Bucket=s3_queue.bucket)  # boto retries: each try waits
+        assert time.monotonic() - started >= 0.15
+        proxy.set_delay(0)
+        assert proxy.delay_ms == 0 and proxy.injected >= 1 and proxy.forwarded == 1
+        with pytest.raises(ValueError):
+            proxy.set_delay(-1)

@@ -1,0 +1,163 @@
+"""How the planner reads table metadata while it walks a backlog: snapshot and manifest files a
+bounded number at a time (more on object stores), and each manifest read once however many
+rounds, retries or catch-ups need it. Counted on a real table's FileIO."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from support.tables import catalog, commit, rows_for
+from test_snapshot_reads import plan_all  # this directory: pytest's rootdir-relative import
+
+from paimon_feed import Planner
+from paimon_feed.planner import _pypaimon
+from paimon_feed.planner import planner as planner_module
+from paimon_feed.planner.planner import reads_in_flight
+
+
+class InFlight:
+    """Counts reads of files under ``marker`` on a FileIO method, and the most in flight at
+    once; each read is held ``hold_s`` so that reads issued together overlap."""
+
+    def __init__(self, file_io, method: str, marker: str, monkeypatch, hold_s: float = 0.005):
+        self.by_path: dict[str, int] = {}
+        self.now = self.most = 0
+        lock = threading.Lock()
+        original = getattr(file_io, method)
+
+        def counted(path, *args, **kwargs):
+            if marker not in str(path):
+                return original(path, *args, **kwargs)
+            with lock:
+                self.by_path[str(path)] = self.by_path.get(str(path), 0) + 1
+                self.now += 1
+                self.most = max(self.most, self.now)
+            try:
+                time.sleep(hold_s)
+                return original(path, *args, **kwargs)
+            finally:
+                with lock:
+                    self.now -= 1
+
+        monkeypatch.setattr(file_io, method, counted)
+
+
+def plan_everything(planner: Planner, first: int):
+    batches, position, _rounds = plan_all(planner, first)
+    return batches, position
+
+
+def rows(batches) -> list:
+    return sorted(row["id"] for batch in batches for row in batch.to_arrow().to_pylist())
+
+
+def expected(table, commits) -> list:
+    return sorted(row["id"] for n in commits for row in rows_for(table, n))
+
+
+@pytest.mark.parametrize(
+    "url, in_flight",
+    [("s3://lake/wh/db.db/t", 16), ("s3a://lake/wh/db.db/t", 16), ("oss://b/wh/db.db/t", 16),
+     ("file:///tmp/wh/db.db/t", 4), ("/tmp/wh/db.db/t", 4)],
+)
+def test_reads_in_flight_depend_on_the_store(url, in_flight):
+    assert reads_in_flight(url) == in_flight
+
+
+def test_a_catch_up_reads_snapshots_and_manifests_concurrently_within_the_bound(append_table, monkeypatch):
+    for n in range(40):
+        commit(append_table, n)
+    planner = Planner(append_table)
+    assert planner.reads_in_flight == 4
+    snapshots = InFlight(append_table.file_io, "read_file_utf8", "/snapshot/snapshot-", monkeypatch)
+    manifests = InFlight(append_table.file_io, "new_input_stream", "/manifest/", monkeypatch)
+    batches, position = plan_everything(planner, 1)
+    assert [b.kind for b in batches] == ["catch-up"] and position == 41
+    assert rows(batches) == expected(append_table, range(40))
+    assert 1 < snapshots.most <= planner.reads_in_flight, snapshots.most
+    assert manifests.most <= planner.reads_in_flight, manifests.most
+    assert len(manifests.by_path) >= 40  # one manifest per commit, all of them read
+
+
+def test_on_an_object_store_the_manifests_of_a_catch_up_are_fetched_within_its_bound(append_table, monkeypatch):
+    for n in range(40):
+        commit(append_table, n)
+    monkeypatch.setattr(planner_module, "reads_in_flight", lambda url: 6)  # as for s3://
+    table = append_table.copy({"scan.manifest.parallelism": "1"})  # pypaimon: one at a time
+    planner = Planner(table)
+    manifests = InFlight(table.file_io, "new_input_stream", "/manifest/", monkeypatch)
+    batches, _ = plan_everything(planner, 1)
+    assert rows(batches) == expected(append_table, range(40))
+    assert 2 < manifests.most <= 6, manifests.most  # fetched ahead by the planner, bounded
+    assert max(manifests.by_path.values()) == 1 and len(manifests.by_path) >= 41
+
+
+def test_each_manifest_is_read_once_across_rounds_retries_and_catch_ups(warehouse, append_table, monkeypatch):
+    writer = catalog(warehouse).get_table("db.events")  # its own FileIO, not counted
+    assert writer.file_io is not append_table.file_io
+    for n in range(30):
+        commit(writer, n)
+    planner = Planner(append_table)
+    manifests = InFlight(append_table.file_io, "new_input_stream", "/manifest/", monkeypatch)
+    snapshots = InFlight(append_table.file_io, "read_file_utf8", "/snapshot/snapshot-", monkeypatch)
+
+    first, position = plan_everything(planner, 1)
+    read_first = dict(manifests.by_path)
+    again, _ = plan_everything(planner, 1)  # a retry of the same range: nothing read again
+    assert manifests.by_path == read_first
+    assert [(b.first_snapshot_id, b.snapshot_id) for b in again] == [(1, 30)]
+    snapshot_reads_of_retry = sum(snapshots.by_path.values())
+
+    for n in range(30, 60):
+        commit(writer, n)
+    later, end = plan_everything(planner, position)  # a set-diff of snapshots 30 and 60
+    assert [(b.kind, b.first_snapshot_id, b.snapshot_id) for b in later] == [("catch-up", 31, 60)]
+    assert rows(first) == expected(append_table, range(30))
+    assert rows(later) == expected(append_table, range(30, 60))
+    assert max(manifests.by_path.values()) == 1, [(p.rsplit("/", 1)[-1], n) for p, n in manifests.by_path.items() if n > 1]
+    assert set(read_first) < set(manifests.by_path)
+    # Snapshot files: each of the range once; the retry only probed for newer ones (the one
+    # after LATEST, missing) and re-read the set-diff's anchor on purpose (it may have expired).
+    in_range = {p: n for p, n in snapshots.by_path.items() if p.rsplit("-", 1)[-1] not in ("31", "61")}
+    assert snapshot_reads_of_retry <= 30 + 2 * 3, snapshots.by_path
+    assert max(in_range.values()) <= 2 and sum(in_range.values()) <= 60 + 2, in_range
+
+
+@pytest.mark.parametrize("entries, bytes_", [(10, 1 << 30), (10_000, 20_000)], ids=["entries", "bytes"])
+def test_the_manifest_cache_is_bounded_by_entries_and_bytes(append_table, monkeypatch, entries, bytes_):
+    for n in range(30):
+        commit(append_table, n)
+    monkeypatch.setattr(planner_module, "_MANIFEST_CACHE_ENTRIES", entries)
+    monkeypatch.setattr(planner_module, "_MANIFEST_CACHE_BYTES", bytes_)
+    planner = Planner(append_table, catch_up_threshold=1000)  # 30 rounds, 30 delta manifests
+    batches, _ = plan_everything(planner, 1)
+    assert rows(batches) == expected(append_table, range(30))  # exact whatever the bounds
+    cache = planner.manifests
+    assert cache.reads >= 60  # a delta manifest list and a manifest per snapshot
+    assert 0 < len(cache) <= entries and 0 < cache.bytes <= bytes_
+    assert len(cache) < 60  # the bound evicted some
+
+
+def test_snapshots_parse_exactly_as_pypaimons_json_does(any_table, warehouse):
+    import glob
+    import json
+
+    from pypaimon.common.json_util import JSON
+    from pypaimon.snapshot.snapshot import Snapshot
+
+    for n in range(3):
+        commit(any_table, n)
+    paths = glob.glob(f"{warehouse}/**/snapshot/snapshot-*", recursive=True)
+    assert len(paths) == 3
+    texts = [open(path).read() for path in paths]
+    every_field = json.loads(texts[0])
+    every_field.update(changelogManifestList="cl", changelogManifestListSize=7, indexManifest="ix",
+                       changelogRecordCount=1, watermark=-5, statistics="st", nextRowId=9,
+                       properties={"k": "v"}, writerVersion="w", somethingNewer=[1])
+    without_uuid = {key: value for key, value in every_field.items() if key != "uuid"}
+    texts += [json.dumps(every_field), json.dumps(without_uuid)]
+    for text in texts:
+        assert _pypaimon.parse_snapshot(text) == JSON.from_json(text, Snapshot), text
+    assert _pypaimon.parse_snapshot(json.dumps(without_uuid)).uuid is None
