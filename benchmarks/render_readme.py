@@ -55,8 +55,10 @@ def table(header: list[str], align: list[str], rows: list[list[Any]]) -> str:
 # blocks: one function per marker name ---------------------------------------------------------------
 
 def core_table(r: dict) -> str:
-    """The benchmark's own tables (core_bench.py renders them into its JSON)."""
-    return r["core"]["table"].strip()
+    """The benchmark's own latency table (core_bench.py renders it into its JSON); catch-up
+    figures come from catchup.json, measured against pypaimon in one run (see ``catchup``)."""
+    table = r["core"]["table"].strip()
+    return table.split("\n\n| catch-up", 1)[0].strip()
 
 
 def wrap(text: str) -> str:
@@ -65,7 +67,7 @@ def wrap(text: str) -> str:
 
 
 def core_summary(r: dict) -> str:
-    lat, catch = r["core"]["latency"], r["core"]["catch_up"]
+    lat = r["core"]["latency"]
     pypaimon, local, poll = lat["pypaimon"], lat["local"], lat["poll"]
     return wrap(
         f"Local push delivers a commit in {local['p50_ms']:.0f} ms at the median and "
@@ -77,11 +79,7 @@ def core_summary(r: dict) -> str:
         f"file is two requests: see below).\n"
         f"`PollingNotifier` matches pypaimon's latency at "
         f"1/{pypaimon['idle_calls_per_hour'] / poll['idle_calls_per_hour']:.0f} of its idle cost "
-        f"(it checks only the next snapshot and backs off to 5 s). Catch-up of 1,000 snapshots is "
-        f"on par with pypaimon ({catch['paimon-feed catch-up batch']['median_s']:.1f} s vs "
-        f"{catch['pypaimon']['median_s']:.1f} s): the feed reads the 1,000 snapshot files to make "
-        f"sure a set-diff is safe (no compaction or overwrite in the range) before using one, where "
-        f"pypaimon's scan uses it unchecked."
+        f"(it checks only the next snapshot and backs off to 5 s). Catch-up is measured below."
     )
 
 
