@@ -272,7 +272,8 @@ def fetch_java_connector() -> dict:
     )
     if result.returncode != 0:
         shutil.rmtree(staging, ignore_errors=True)
-        output = re.sub(r"\x1b\[[0-9;]*m", "", result.stdout + result.stderr)
+        # Without colour codes and the repository's address: the artifact name says what is missing.
+        output = re.sub(r"\x1b\[[0-9;]*m| \(https?://[^)]*\)", "", result.stdout + result.stderr)
         answer = [line for line in output.splitlines() if "Could not" in line or "not found" in line]
         return {"artifact": artifact, "error": (answer or [f"mvn exit {result.returncode}"])[0][:400]}
     (staging / ".complete").write_text(artifact)
@@ -415,6 +416,45 @@ def measure_startup(readers: Readers, repeats: int, workdir: str) -> dict:
     seconds = interleaved({reader: case(reader) for reader in readers.names()}, repeats)
     return {"table_rows": 10, "repeats": repeats, "load_before": before, "load_after": load(),
             "cases": {reader: {"seconds": s, "median_s": statistics.median(s)} for reader, s in seconds.items()}}
+
+
+IMPORT_PROBE = """
+import sys, time
+started = time.perf_counter()
+import paimon_feed.spark.source
+imported = time.perf_counter()
+from paimon_feed.spark.driver import load_table
+from paimon_feed.spark.options import parse_options
+load_table(parse_options({"warehouse": sys.argv[1], "table": "db.tiny"}))
+print(imported - started, time.perf_counter() - imported)
+"""
+#: Modules whose import the probe reports (cumulative, as ``-X importtime`` gives it): what
+#: every Python data source pays, what this source adds, and what pypaimon's table brings along.
+PROBED_MODULES = ("pyspark.sql.datasource", "paimon_feed.spark.source", "pyarrow.dataset",
+                  "pandas", "polars", "requests")
+
+
+def measure_imports(warehouse: str, repeats: int) -> dict:
+    """What one Python process of this source pays before it can read: importing the source
+    and opening the table, with ``python -X importtime`` (a fresh interpreter each time; Spark
+    starts one for ``load()``'s schema, one for the query's offsets, and the executors' workers)."""
+    runs = []
+    for _ in range(repeats):
+        done = subprocess.run([sys.executable, "-X", "importtime", "-c", IMPORT_PROBE, warehouse],
+                              capture_output=True, text=True, check=True)
+        imported_s, table_s = (float(x) for x in done.stdout.split())
+        cumulative = {}
+        for line in done.stderr.splitlines():
+            parts = [part.strip() for part in line.split("|")]
+            if len(parts) == 3 and parts[2] in PROBED_MODULES and parts[2] not in cumulative:
+                cumulative[parts[2]] = int(parts[1]) / 1e6
+        runs.append({"import_source_s": imported_s, "open_table_s": table_s, "modules_s": cumulative})
+    return {
+        "repeats": repeats,
+        "import_source_s": statistics.median(r["import_source_s"] for r in runs),
+        "open_table_s": statistics.median(r["open_table_s"] for r in runs),
+        "modules_s": {m: statistics.median(r["modules_s"].get(m, 0.0) for r in runs) for m in PROBED_MODULES},
+    }
 
 
 # --- 3. latency -----------------------------------------------------------------------------------
@@ -624,6 +664,7 @@ def print_report(results: dict) -> None:
     print("\nAvailableNow on a 10-row table, start() to termination")
     for reader, c in results["startup"]["cases"].items():
         print(f"  {reader:<40}{c['median_s']:>8.2f} s")
+    print(f"  one process of this source: {json.dumps(results['startup']['one_process'])}")
     print("\nCommit -> end of micro-batch (ms)")
     for trigger in TRIGGERS:
         for mode, m in results["latency"][trigger].items():
@@ -716,6 +757,7 @@ def main() -> None:
     results["throughput_pk"]["table"] = "primary key, changelog-producer=input"
     print("start-up ...", flush=True)
     results["startup"] = measure_startup(readers, args.startup_repeats, workdir)
+    results["startup"]["one_process"] = measure_imports(warehouse, args.startup_repeats)
     results["latency"] = measure_latencies(readers, small, args.latency_commits, args.latency_rounds, workdir)
     print(f"idle on moto: {args.idle_seconds:.0f} s ...", flush=True)
     results["idle_s3"] = measure_idle_s3(spark, server, workdir, args.idle_seconds)
