@@ -174,7 +174,8 @@ def interleaved(cases: dict, repeats: int) -> dict[str, list[float]]:
     for run in cases.values():
         run()
     seconds: dict[str, list[float]] = {name: [] for name in cases}
-    for _ in range(repeats):
+    for round_index in range(repeats):
+        print(f"  round {round_index + 1}/{repeats}, load {load()}", flush=True)
         for name, run in cases.items():
             started = time.perf_counter()
             run()
@@ -720,49 +721,52 @@ def main() -> None:
     commit_small(small, 0)
 
     server = start_moto()  # before the session: its Python workers inherit the environment
-    builder = (
-        SparkSession.builder.master("local[2]").appName("paimon-feed-spark-bench")
-        .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-    )
-    if java.get("jars"):
-        builder = builder.config("spark.jars", ",".join(java["jars"]))
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    paimon_feed.spark.register(spark)
-    ArrowFilesSource.register(spark)
-    readers = Readers(spark, warehouse, java=bool(java.get("jars")))
+    try:
+        builder = (
+            SparkSession.builder.master("local[2]").appName("paimon-feed-spark-bench")
+            .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+            .config("spark.sql.shuffle.partitions", "2")
+        )
+        if java.get("jars"):
+            builder = builder.config("spark.jars", ",".join(java["jars"]))
+        spark = builder.getOrCreate()
+        spark.sparkContext.setLogLevel("ERROR")
+        paimon_feed.spark.register(spark)
+        ArrowFilesSource.register(spark)
+        readers = Readers(spark, warehouse, java=bool(java.get("jars")))
 
-    results: dict = {
-        "environment": {
-            "python": platform.python_version(), "pyspark": importlib.metadata.version("pyspark"),
-            "pypaimon": importlib.metadata.version("pypaimon"), "cpus": os.cpu_count(),
-            "spark_master": "local[2]", "load_at_start": load(),
-        },
-        "java_connector": java,
-        "throughput": {},
-    }
-    for rows in sizes:
-        print(f"throughput: {rows:,} rows ...", flush=True)
-        t = measure_throughput(readers, f"wide_{rows}", rows, args.repeats, workdir,
-                               batch_rows=rows, stream_rows=rows, with_ceilings=True)
-        t["table"] = "append"
-        t["commits"] = max(16, rows // 1_000_000)
-        t["pypaimon_to_arrow_rows_per_s"] = measure_pypaimon(wide[rows], rows, args.repeats)
-        results["throughput"][str(rows)] = t
-    print("throughput: primary-key table ...", flush=True)
-    results["throughput_pk"] = measure_throughput(
-        readers, "pk", args.pk_rows, args.repeats, workdir,
-        batch_rows=args.pk_rows // 2, stream_rows=args.pk_rows, with_ceilings=False, table="pk")
-    results["throughput_pk"]["table"] = "primary key, changelog-producer=input"
-    print("start-up ...", flush=True)
-    results["startup"] = measure_startup(readers, args.startup_repeats, workdir)
-    results["startup"]["one_process"] = measure_imports(warehouse, args.startup_repeats)
-    results["latency"] = measure_latencies(readers, small, args.latency_commits, args.latency_rounds, workdir)
-    print(f"idle on moto: {args.idle_seconds:.0f} s ...", flush=True)
-    results["idle_s3"] = measure_idle_s3(spark, server, workdir, args.idle_seconds)
-    results["environment"]["load_at_end"] = load()
-    spark.stop()
+        results: dict = {
+            "environment": {
+                "python": platform.python_version(), "pyspark": importlib.metadata.version("pyspark"),
+                "pypaimon": importlib.metadata.version("pypaimon"), "cpus": os.cpu_count(),
+                "spark_master": "local[2]", "load_at_start": load(),
+            },
+            "java_connector": java,
+            "throughput": {},
+        }
+        print("throughput: primary-key table ...", flush=True)
+        results["throughput_pk"] = measure_throughput(
+            readers, "pk", args.pk_rows, args.repeats, workdir,
+            batch_rows=args.pk_rows // 2, stream_rows=args.pk_rows, with_ceilings=False, table="pk")
+        results["throughput_pk"]["table"] = "primary key, changelog-producer=input"
+        print("start-up ...", flush=True)
+        results["startup"] = measure_startup(readers, args.startup_repeats, workdir)
+        results["startup"]["one_process"] = measure_imports(warehouse, args.startup_repeats)
+        results["latency"] = measure_latencies(readers, small, args.latency_commits, args.latency_rounds, workdir)
+        print(f"idle on moto: {args.idle_seconds:.0f} s ...", flush=True)
+        results["idle_s3"] = measure_idle_s3(spark, server, workdir, args.idle_seconds)
+        for rows in sizes:
+            print(f"throughput: {rows:,} rows ...", flush=True)
+            t = measure_throughput(readers, f"wide_{rows}", rows, args.repeats, workdir,
+                                   batch_rows=rows, stream_rows=rows, with_ceilings=True)
+            t["table"] = "append"
+            t["commits"] = max(16, rows // 1_000_000)
+            t["pypaimon_to_arrow_rows_per_s"] = measure_pypaimon(wide[rows], rows, args.repeats)
+            results["throughput"][str(rows)] = t
+        results["environment"]["load_at_end"] = load()
+        spark.stop()
+    finally:
+        server.close()
     results["targets"] = targets(results)
 
     print_report(results)
