@@ -6,7 +6,9 @@ table in Spark, same run, same tables, same sinks.
 
 Readers: this source (``paimon_feed``), Paimon's own Java Spark connector (``paimon-spark-*``
 from Maven, fetched into the cache of ``tests/interop/fetch_java.py`` with ``benchmarks/java/
-pom.xml``; where Maven cannot supply it the run records Maven's answer and goes on without it),
+pom.xml``; where Maven cannot supply it the run records Maven's answer and goes on without it;
+its cases have not run on the machine this was written on, where Maven had no ``paimon-spark``
+artifact),
 a do-nothing Python data source that yields the table's Parquet files' Arrow batches (batch and
 stream: the ceiling of Spark's Python data source path) and, for context, Spark's own Parquet
 reader on the same files. Spark runs ``local[2]``.
@@ -343,8 +345,10 @@ def run_batch(df, sink: str, out_dir: str) -> None:
 
 
 def measure_throughput(readers: Readers, name: str, rows: int, repeats: int, workdir: str, *,
-                       batch_rows: int, stream_rows: int, with_ceilings: bool, table=None) -> dict:
-    """Every reader x {noop, parquet} x {AvailableNow, batch}, interleaved."""
+                       batch_rows: int, stream_rows: int, with_ceilings: bool,
+                       stream_options: dict | None = None) -> dict:
+    """Every reader x {noop, parquet} x {AvailableNow, batch}, interleaved. ``stream_options``
+    go to this source's stream (the primary-key table is streamed from ``earliest``)."""
     runs = iter(range(1_000_000))
     ddl = WIDE_DDL
     cases = {}
@@ -355,7 +359,7 @@ def measure_throughput(readers: Readers, name: str, rows: int, repeats: int, wor
             def stream_case(reader=reader, sink=sink):
                 n = next(runs)
                 out = os.path.join(workdir, f"out-{name}-{n}")
-                options = {"startingPosition": "earliest"} if table == "pk" and reader == "source" else {}
+                options = (stream_options or {}) if reader == "source" else {}
                 read = run_available_now(readers.stream(reader, name, ddl, **options), sink, out,
                                          os.path.join(workdir, f"checkpoint-{name}-{n}"))
                 shutil.rmtree(out, ignore_errors=True)
@@ -747,7 +751,8 @@ def main() -> None:
         print("throughput: primary-key table ...", flush=True)
         results["throughput_pk"] = measure_throughput(
             readers, "pk", args.pk_rows, args.repeats, workdir,
-            batch_rows=args.pk_rows // 2, stream_rows=args.pk_rows, with_ceilings=False, table="pk")
+            batch_rows=args.pk_rows // 2, stream_rows=args.pk_rows, with_ceilings=False,
+            stream_options={"startingPosition": "earliest"})
         results["throughput_pk"]["table"] = "primary key, changelog-producer=input"
         print("start-up ...", flush=True)
         results["startup"] = measure_startup(readers, args.startup_repeats, workdir)
