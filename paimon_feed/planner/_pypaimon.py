@@ -47,6 +47,7 @@ __all__ = [
     "canonical_option_keys",
     "divide_split",
     "with_read_batch_rows",
+    "direct_batches",
 ]
 
 logger = logging.getLogger(__name__)
@@ -685,6 +686,15 @@ class _DirectParquet:
         if scanner is None:
             return None
         return (self._conformed(batch, target) for batch in scanner.to_batches() if batch.num_rows)
+
+
+def direct_batches(
+    table: Any, splits: list, include_row_kind: bool, target: pa.Schema
+) -> Iterator[pa.RecordBatch] | None:
+    """``splits`` read with pyarrow directly when :class:`_DirectParquet` proves the result is
+    pypaimon's (``target`` is pypaimon's read schema); ``None`` means: read them with pypaimon."""
+    direct = _DirectParquet.for_table(table, include_row_kind)
+    return direct.batches(splits, target) if direct is not None else None
 
 
 class SchemaPlanner:

@@ -269,12 +269,14 @@ def read_splits(
             zip(zip(keys, row_kinds, strict=True), splits, strict=True), key=lambda pair: pair[0]
         )
     ]
+    target = read.to_arrow([]).schema
     for (snapshot_id, row_kind), run_splits in runs:
-        batches = (
-            read.to_arrow_batch_reader(run_splits)
-            if row_kind is None
-            else _pypaimon.read_state(table, run_splits, row_kind)
-        )
+        if row_kind is not None:
+            batches = _pypaimon.read_state(table, run_splits, row_kind)
+        else:  # plain append files straight from pyarrow where provably identical
+            batches = _pypaimon.direct_batches(table, run_splits, options.include_row_kind, target)
+            if batches is None:
+                batches = read.to_arrow_batch_reader(run_splits)
         for batch in batches:
             if not batch.num_rows:
                 continue

@@ -15,8 +15,8 @@ from pypaimon.schema.data_types import AtomicType
 from pypaimon.schema.schema_change import SchemaChange
 
 from paimon_feed import Planner
-from paimon_feed.planner import _pypaimon
 from paimon_feed.tables import commit_arrow
+from support.direct_read import spy_direct_reads
 
 WIDE = pa.schema([
     pa.field("id", pa.int64(), nullable=False),
@@ -62,16 +62,7 @@ def build(cat, shape, evolve=False):
 
 
 def read_all(table, monkeypatch, direct, **planner_args):
-    monkeypatch.setenv("PAIMON_FEED_DIRECT_READ", "1" if direct else "0")
-    used = []
-    original = _pypaimon._DirectParquet._scanner
-
-    def spy(self, splits, target):
-        scanner = original(self, splits, target)
-        used.append(scanner is not None)
-        return scanner
-
-    monkeypatch.setattr(_pypaimon._DirectParquet, "_scanner", spy)
+    used = spy_direct_reads(monkeypatch, direct=direct)
     planner = Planner(table, catch_up_threshold=2, **planner_args)
     latest = planner.latest_snapshot_id()
     batches = [planner.full_batch(latest)]

@@ -15,6 +15,7 @@ from paimon_feed.spark.driver import StreamDriver, pack_splits, plan_batch, read
 from paimon_feed.spark.offsets import FeedOffset
 from paimon_feed.spark.options import parse_options
 from spark_support import commit, expected_changes
+from support.direct_read import spy_direct_reads
 
 
 def driver_for(paimon, table, **options) -> StreamDriver:
@@ -201,3 +202,35 @@ def test_primary_key_splits_stay_whole(paimon, pk_table):
     full = planner.full_batch(3)
     groups = pack_splits(pk_table, [full])
     assert sum(len(group.splits) for group in groups) == len(full.splits)
+
+
+def _read_splits_with(monkeypatch, options, groups, *, direct: bool) -> tuple[pa.Table, list[bool]]:
+    """``read_splits`` of every group, pyarrow's direct read on or off, and whether each run
+    was read directly."""
+    used = spy_direct_reads(monkeypatch, direct=direct)
+    batches = [batch for group in groups for batch in read_splits(options, group)]
+    monkeypatch.undo()
+    return pa.Table.from_batches(batches), used
+
+
+@pytest.mark.parametrize("extra", [{}, {"includeRowKind": "true"}, {"includeSnapshotId": "true"},
+                                   {"startingPosition": "earliest", "endSnapshot": "5"}])
+def test_executors_read_plain_append_splits_directly_with_pypaimons_result(paimon, monkeypatch, extra):
+    table = paimon.create_append_table()
+    for n in range(1, 7):
+        commit(table, n)
+    options = parse_options(paimon.options(table, **extra))
+    groups = plan_batch(options)
+    direct, used = _read_splits_with(monkeypatch, options, groups, direct=True)
+    oracle, _ = _read_splits_with(monkeypatch, options, groups, direct=False)
+    assert used and all(used)
+    assert direct.schema == oracle.schema
+    assert sorted(direct.to_pylist(), key=repr) == sorted(oracle.to_pylist(), key=repr)
+    assert direct.num_rows > 0
+
+
+def test_executors_read_primary_key_splits_with_pypaimon(paimon, pk_table, monkeypatch):
+    options = parse_options(paimon.options(pk_table, includeRowKind="true", startingPosition="earliest"))
+    direct, used = _read_splits_with(monkeypatch, options, plan_batch(options), direct=True)
+    assert not any(used)
+    assert direct.num_rows > 0

@@ -1,0 +1,21 @@
+"""Which reads took pyarrow's direct path (``_DirectParquet``) instead of pypaimon's reader."""
+
+from __future__ import annotations
+
+from paimon_feed.planner import _pypaimon
+
+
+def spy_direct_reads(monkeypatch, *, direct: bool) -> list[bool]:
+    """Turn the direct read on or off; the returned list gets, per read the direct path was
+    offered, whether it took it."""
+    monkeypatch.setenv("PAIMON_FEED_DIRECT_READ", "1" if direct else "0")
+    used: list[bool] = []
+    original = _pypaimon._DirectParquet._scanner
+
+    def spy(self, splits, target):
+        scanner = original(self, splits, target)
+        used.append(scanner is not None)
+        return scanner
+
+    monkeypatch.setattr(_pypaimon._DirectParquet, "_scanner", spy)
+    return used
