@@ -17,6 +17,7 @@ from pypaimon.schema.schema_change import SchemaChange
 from paimon_feed import Planner
 from paimon_feed.tables import commit_arrow
 from support.direct_read import spy_direct_reads
+from support.planning import plan_rounds
 
 WIDE = pa.schema([
     pa.field("id", pa.int64(), nullable=False),
@@ -65,14 +66,7 @@ def read_all(table, monkeypatch, direct, **planner_args):
     used = spy_direct_reads(monkeypatch, direct=direct)
     planner = Planner(table, catch_up_threshold=2, **planner_args)
     latest = planner.latest_snapshot_id()
-    batches = [planner.full_batch(latest)]
-    position = 2
-    while True:
-        planned = planner.next_batches(position, limit=1)
-        batches.extend(planned.batches)
-        position = planned.next_snapshot_id
-        if not planned.more:
-            break
+    batches = [planner.full_batch(latest), *plan_rounds(planner, 2, limit=1)[0]]
     tables = [b.to_arrow() for b in batches]
     streamed = [pa.Table.from_batches(list(b.to_batches()), schema=b.schema) for b in batches]
     return tables, streamed, used

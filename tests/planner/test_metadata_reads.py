@@ -8,8 +8,8 @@ import threading
 import time
 
 import pytest
+from support.planning import plan_rounds
 from support.tables import catalog, commit, rows_for
-from test_snapshot_reads import plan_all  # this directory: pytest's rootdir-relative import
 
 from paimon_feed import Planner
 from paimon_feed.planner import _pypaimon
@@ -45,7 +45,7 @@ class InFlight:
 
 
 def plan_everything(planner: Planner, first: int):
-    batches, position, _rounds = plan_all(planner, first)
+    batches, position = plan_rounds(planner, first)
     return batches, position
 
 

@@ -14,6 +14,7 @@ from pypaimon import Schema
 
 from paimon_feed import ChangeFeed, ConfigurationError, Planner
 from paimon_feed.tables import commit_arrow
+from support.planning import plan_rounds
 
 SCHEMA = pa.schema(
     [pa.field("id", pa.int64(), nullable=False), ("v", pa.string()), pa.field("dt", pa.string(), nullable=False)]
@@ -150,13 +151,7 @@ def test_an_overwrite_is_never_folded_into_a_catch_up(cat):
     for c in range(5, 10):
         commit_arrow(table, pa.Table.from_pylist(rows(c), schema=SCHEMA))
     planner = Planner(table, overwrite="read", include_row_kind=True, catch_up_threshold=2)
-    batches, position = [], 1
-    while True:  # one batch a round, as a feed far behind plans them
-        planned = planner.next_batches(position, limit=1)
-        batches.extend(planned.batches)
-        position = planned.next_snapshot_id
-        if not planned.more:
-            break
+    batches, _ = plan_rounds(planner, 1, limit=1)  # one batch a round, as a feed far behind
     assert [(b.kind, b.first_snapshot_id, b.snapshot_id) for b in batches] == [
         ("catch-up", 1, 5), ("overwrite", 6, 6), ("catch-up", 7, 11),
     ]

@@ -14,6 +14,7 @@ from pypaimon import Schema
 
 from paimon_feed import Planner
 from paimon_feed.tables import commit_arrow
+from support.planning import plan_rounds
 
 SCHEMA = pa.schema(
     [pa.field("id", pa.int64(), nullable=False), ("n", pa.int32()), pa.field("dt", pa.string(), nullable=False)]
@@ -54,13 +55,7 @@ PREDICATES = {
 
 
 def planned(planner, first: int):
-    batches, position = [], first
-    while True:
-        result = planner.next_batches(position, limit=20)
-        batches.extend(result.batches)
-        position = result.next_snapshot_id
-        if not result.more:
-            return batches
+    return plan_rounds(planner, first, limit=20)[0]
 
 
 @pytest.mark.parametrize("kind", ["append", "pk-changelog"])

@@ -16,6 +16,7 @@ from pypaimon.schema.schema_change import SchemaChange
 
 from paimon_feed import ChangeFeed, Planner
 from paimon_feed.tables import commit_arrow
+from support.planning import plan_rounds
 
 BIG = 2**40
 
@@ -90,13 +91,7 @@ def test_catch_up_never_spans_two_schemas(cat, options):
     steps = EVOLUTION
     _evolve(cat, "db.evolving", steps, commits_per_step=4)
     planner = Planner(table, catch_up_threshold=2)
-    batches, position = [], 1
-    while True:
-        planned = planner.next_batches(position, limit=8)
-        batches.extend(planned.batches)
-        position = planned.next_snapshot_id
-        if not planned.more:
-            break
+    batches, _ = plan_rounds(planner, 1)
     assert [b.kind for b in batches] == ["catch-up"] * len(steps)
     assert [b.schema_id for b in batches] == list(range(len(steps)))
     assert [(b.first_snapshot_id, b.snapshot_id) for b in batches] == [

@@ -13,6 +13,7 @@ from pypaimon import Schema
 
 from paimon_feed import ChangeFeed, Planner, SnapshotExpiredError, StorageError, UnsupportedTableError
 from paimon_feed.tables import commit_arrow
+from support.planning import plan_rounds
 from support.tables import (
     catalog,
     commit,
@@ -43,17 +44,6 @@ class CountingReads:
         return sum(self.by_path.values())
 
 
-def plan_all(planner, first):
-    batches, position, rounds = [], first, 0
-    while True:
-        rounds += 1
-        planned = planner.next_batches(position, limit=8)
-        batches.extend(planned.batches)
-        position = planned.next_snapshot_id
-        if not planned.more:
-            return batches, position, rounds
-
-
 SKIPPED = 199
 
 
@@ -73,7 +63,7 @@ def test_a_long_run_of_overwrites_costs_linear_reads(overwritten_table, monkeypa
     append_table, skipped = overwritten_table, SKIPPED
     planner = Planner(append_table, catch_up_threshold=threshold)
     reads = CountingReads(append_table.file_io, monkeypatch)
-    batches, position, _ = plan_all(planner, 2)
+    batches, position = plan_rounds(planner, 2)
     assert [(b.first_snapshot_id, b.snapshot_id) for b in batches] == [(2, skipped + 2)]
     assert position == skipped + 3
     assert planner.overwrites_skipped == skipped
@@ -95,7 +85,7 @@ def test_a_changelog_table_that_never_compacts_is_skipped_in_linear_reads(cat, m
         commit_arrow(table, pa.Table.from_pylist([{"id": n % 7, "v": n}], schema=schema))
     planner = Planner(table)
     reads = CountingReads(table.file_io, monkeypatch)
-    batches, position, _ = plan_all(planner, 1)
+    batches, position = plan_rounds(planner, 1)
     assert batches == [] and position == 151
     assert reads.total <= 3 * 150 + 20, reads.total  # was ~45,000 for 300
 
