@@ -670,12 +670,7 @@ class _DirectParquet:
         return dataset.scanner(columns=columns, fragment_readahead=16 if remote else 4)
 
     def _conformed(self, data: Any, target: pa.Schema) -> Any:
-        if self._row_kind:
-            kinds = pa.array(["+I"] * data.num_rows, pa.string())
-            data = data.add_column(0, pa.field(ROW_KIND_COLUMN, pa.string()), kinds) \
-                if isinstance(data, pa.Table) \
-                else pa.RecordBatch.from_arrays([kinds, *data.columns], names=[ROW_KIND_COLUMN, *data.schema.names])
-        return data.cast(target)
+        return (_prepend_row_kind(data) if self._row_kind else data).cast(target)
 
     def table(self, splits: list, target: pa.Schema) -> pa.Table | None:
         scanner = self._scanner(splits, target)
@@ -899,9 +894,10 @@ class SchemaPlanner:
         splits = generator.create_splits(entries)
         return self._pruned(Plan(splits, snapshot_id=snapshot_id)).splits()
 
+    @functools.cached_property
     def state_read(self) -> ExactRead:
         """A reader that merges primary-key files into the state they hold, for overwrite
-        batches (whose rows get their kinds from :meth:`ExactRead.to_arrow`)."""
+        batches (whose rows get their kinds from :meth:`ExactRead.to_arrow`); built once."""
         return ExactRead(_StateBuilder(self._state_builder), self.read._predicate, self.read._columns)
 
 
@@ -916,6 +912,7 @@ def _as_added(entry: Any) -> Any:
 
 
 def _prepend_row_kind(data: Any) -> Any:
+    """``data`` (an Arrow table or record batch) with a first ``_row_kind`` column of ``+I``."""
     kinds = pa.array(["+I"] * data.num_rows, pa.string())
     schema = pa.schema([pa.field(ROW_KIND_COLUMN, pa.string()), *data.schema])
     if isinstance(data, pa.Table):

@@ -446,7 +446,7 @@ class Planner:
         started = time.time()
         planner = self._schema_planner(snapshot.schema_id)
         plan = self._plan(lambda: planner.full_plan(snapshot), snapshot)
-        return self._batch(plan, "full", snapshot_id, snapshot, detected_at or started)
+        return self._batch(planner, plan, "full", snapshot_id, snapshot, detected_at or started)
 
     @_storage_boundary
     def next_batches(
@@ -549,9 +549,11 @@ class Planner:
         planner = self._schema_planner(snapshot.schema_id)
         if snapshot.commit_kind == "OVERWRITE":
             plan, removed = self._plan(lambda: planner.overwrite_plan(snapshot), snapshot)
-            return self._batch(plan, "overwrite", covered_from, snapshot, detected_at, removed=removed)
+            return self._batch(
+                planner, plan, "overwrite", covered_from, snapshot, detected_at, removed=removed
+            )
         plan = self._plan(lambda: planner.follow_up_plan(snapshot), snapshot)
-        return self._batch(plan, self.mode, covered_from, snapshot, detected_at)
+        return self._batch(planner, plan, self.mode, covered_from, snapshot, detected_at)
 
     def _far_behind(self, position: int, end: int | None, hinted: int | None) -> bool:
         ahead = position + self.catch_up_threshold
@@ -606,7 +608,7 @@ class Planner:
             "table %s: %d snapshots behind, caught up %d..%d in one batch (%d splits)",
             self.table_name, len(snapshots), first_id, last.id, len(plan.splits()),
         )
-        return self._batch(plan, "catch-up", first_id, last, detected_at)
+        return self._batch(planner, plan, "catch-up", first_id, last, detected_at)
 
     def _plan(self, make_plan, snapshot: Any):
         try:
@@ -631,6 +633,7 @@ class Planner:
 
     def _batch(
         self,
+        planner: _pypaimon.SchemaPlanner,
         plan: Any,
         kind: BatchKind,
         first_id: int,
@@ -639,7 +642,7 @@ class Planner:
         *,
         removed: Sequence[Any] = (),
     ) -> FeedBatch:
-        planner = self._schema_planner(snapshot.schema_id)
+        """A batch read by ``planner``, the planner of ``snapshot``'s schema."""
         return FeedBatch(
             table=self.table_name,
             snapshot_id=snapshot.id,
@@ -653,5 +656,5 @@ class Planner:
             schema_id=snapshot.schema_id,
             schema=planner.arrow_schema,
             removed_splits=tuple(removed),
-            _reader=planner.state_read() if kind == "overwrite" else planner.read,
+            _reader=planner.state_read if kind == "overwrite" else planner.read,
         )
