@@ -77,6 +77,13 @@ class CountingFileIO:
         self._inner = inner
         self.calls = 0
 
+    def counted(self, read):
+        """``read`` counting each call as one storage call too."""
+        def call(*args, **kwargs):
+            self.calls += 1
+            return read(*args, **kwargs)
+        return call
+
     def exists_batch(self, paths):
         self.calls += len(paths)
         return {path: self._inner.exists(path) for path in paths}
@@ -84,10 +91,7 @@ class CountingFileIO:
     def __getattr__(self, name):
         attribute = getattr(self._inner, name)
         if name in self.COUNTED and callable(attribute):
-            def counted(*args, **kwargs):
-                self.calls += 1
-                return attribute(*args, **kwargs)
-            return counted
+            return self.counted(attribute)
         return attribute
 
 

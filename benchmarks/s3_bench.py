@@ -163,6 +163,9 @@ async def _consume(config: dict) -> dict:
         async with ChangeFeed(
             tables[name], start="latest", notifier=notifier, reconcile_interval=reconcile_interval
         ) as feed:
+            files = feed._planner.files  # whole metadata files in one GET, past the FileIO
+            if files.one_request:
+                files.read = counters[name].counted(files.read)
             async for batch in feed:
                 on_batch(name, batch.snapshot_id, batch)
                 batch.to_arrow()

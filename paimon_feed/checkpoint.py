@@ -40,7 +40,6 @@ import os
 import random
 import re
 import tempfile
-import threading
 import time
 from typing import Any, Iterator, Mapping
 from urllib.parse import urlparse
@@ -52,6 +51,7 @@ from paimon_feed.errors import (
     MissingDependencyError,
     brief_repr,
 )
+from paimon_feed.s3_clients import file_io_options, s3_client_for_options
 from paimon_feed.start import MAX_SNAPSHOT_ID
 
 try:  # POSIX only; without it local advance() is last-writer-wins (see the module docstring)
@@ -64,8 +64,6 @@ __all__ = [
     "validate_consumer_id",
     "encode_checkpoint",
     "decode_checkpoint",
-    "s3_client_for_options",
-    "s3_endpoint_option",
 ]
 
 logger = logging.getLogger(__name__)
@@ -151,7 +149,7 @@ class CheckpointStore:
             raise CheckpointError(f"max_attempts must be >= 1, got {max_attempts}")
         self.max_attempts = max_attempts
         self._catalog_options = (
-            dict(catalog_options) if catalog_options is not None else _file_io_options(file_io)
+            dict(catalog_options) if catalog_options is not None else file_io_options(file_io)
         )
         self._s3_client = s3_client
         self._s3_location = _s3_location(self.path)
@@ -170,7 +168,7 @@ class CheckpointStore:
         ``catalog_options`` add to (and override) the options the table's file IO was built
         with; they only matter for :meth:`advance` on S3.
         """
-        options = _file_io_options(table.file_io)
+        options = file_io_options(table.file_io)
         options.update(catalog_options or {})
         return cls(
             table.file_io,
@@ -353,7 +351,7 @@ class CheckpointStore:
 
     def _client(self) -> Any:
         if self._s3_client is None:
-            self._s3_client = s3_client_for_options(self._catalog_options)
+            self._s3_client = s3_client_for_options(self._catalog_options, "conditional checkpoint writes on S3")
         return self._s3_client
 
     def _kept(self, stored: int, next_snapshot_id: int) -> bool:
@@ -362,100 +360,6 @@ class CheckpointStore:
             self.consumer_id, stored, next_snapshot_id,
         )
         return False
-
-
-# S3 client -------------------------------------------------------------------------------
-_S3_PREFIXES = ("fs.s3.", "fs.s3a.", "s3.", "s3a.")
-_clients_lock = threading.Lock()
-_clients: Any = None  # a cachetools.TTLCache, made on first use
-
-
-def _s3_option(options: Mapping[str, Any], canonical: str | None, *names: str) -> str | None:
-    """The first set option among ``canonical`` and the prefixed ``names``, as pypaimon reads
-    them (``pyarrow_file_io.PyArrowFileIO._initialize_s3_fs``)."""
-    keys = ([canonical] if canonical else []) + [p + n for p in _S3_PREFIXES for n in names]
-    for key in keys:
-        value = options.get(key)
-        if value is not None and value != "":
-            return str(value)
-    return None
-
-
-def s3_endpoint_option(options: Mapping[str, Any]) -> str | None:
-    """The S3 endpoint URL set in pypaimon catalog options (``fs.s3.endpoint`` and pypaimon's
-    other spellings), with pyarrow's default scheme ``https://`` added; ``None`` if unset."""
-    endpoint = _s3_option(options, "fs.s3.endpoint", "endpoint")
-    if endpoint is not None and "://" not in endpoint:
-        endpoint = "https://" + endpoint  # pyarrow's default scheme for endpoint_override
-    return endpoint
-
-
-def _s3_client_settings(options: Mapping[str, Any]) -> tuple[Any, ...]:
-    access_key = _s3_option(options, "fs.s3.accessKeyId", "access-key", "access.key")
-    secret_key = _s3_option(options, "fs.s3.accessKeySecret", "secret-key", "secret.key")
-    token = _s3_option(
-        options, "fs.s3.securityToken",
-        "session-token", "session.token", "security-token", "security.token",
-    )
-    endpoint = s3_endpoint_option(options)
-    region = _s3_option(options, "fs.s3.region", "region")
-    path_style = any(
-        str(_s3_option(options, None, name) or "").strip().lower() == "true"
-        for name in ("path-style-access", "path.style.access")
-    )
-    return access_key, secret_key, token, endpoint, region, path_style
-
-
-def s3_client_for_options(options: Mapping[str, Any]) -> Any:
-    """A boto3 S3 client for pypaimon catalog options (``fs.s3.endpoint``, ``fs.s3.region``,
-    ``fs.s3.accessKeyId``/``accessKeySecret``/``securityToken``, ``fs.s3.path-style-access``
-    and pypaimon's other spellings of them). Unset credentials fall back to boto's default
-    chain (environment, Lambda role). Clients are cached per settings for an hour; boto3
-    clients are thread-safe.
-    """
-    global _clients
-    try:
-        import boto3
-        from botocore.config import Config
-        from cachetools import TTLCache
-    except ImportError as exc:
-        raise MissingDependencyError(
-            "conditional checkpoint writes on S3 need boto3; install it with: "
-            "pip install 'paimon-feed[s3]'"
-        ) from exc
-    settings = _s3_client_settings(options)
-    with _clients_lock:
-        if _clients is None:
-            _clients = TTLCache(maxsize=32, ttl=3600)
-        client = _clients.get(settings)
-        if client is not None:
-            return client
-    access_key, secret_key, token, endpoint, region, path_style = settings
-    config = Config(
-        retries={"mode": "standard", "max_attempts": 5},
-        s3={"addressing_style": "path" if path_style else "auto"},
-    )
-    client = boto3.session.Session().client(
-        "s3",
-        endpoint_url=endpoint,
-        region_name=region,
-        aws_access_key_id=access_key,
-        aws_secret_access_key=secret_key,
-        aws_session_token=token,
-        config=config,
-    )
-    with _clients_lock:
-        _clients[settings] = client
-    return client
-
-
-def _file_io_options(file_io: Any) -> dict[str, Any]:
-    """The catalog options a pypaimon ``PyArrowFileIO`` was built with, if it exposes them."""
-    properties = getattr(file_io, "properties", None)
-    to_map = getattr(properties, "to_map", None)
-    if callable(to_map):
-        return dict(to_map())
-    return dict(properties) if isinstance(properties, Mapping) else {}
 
 
 def _error_code(exc: BaseException) -> str | None:

@@ -66,7 +66,7 @@ def s3_endpoint(warehouse: str, options: Mapping[str, str] | None = None) -> str
     >>> s3_endpoint("/data/wh") is None
     True
     """
-    from paimon_feed.checkpoint import s3_endpoint_option
+    from paimon_feed.s3_clients import s3_endpoint_option
 
     if urlparse(warehouse).scheme.lower() not in ("s3", "s3a", "s3n"):
         return None

@@ -55,18 +55,24 @@ logger = logging.getLogger(__name__)
 ROW_KIND_COLUMN = "_row_kind"
 
 
-def read_snapshot(snapshot_manager: Any, snapshot_id: int) -> Any:
+def read_snapshot(snapshot_manager: Any, snapshot_id: int, files: Any = None) -> Any:
     """Snapshot ``snapshot_id``, or ``None`` if its file does not exist.
 
     One read instead of pypaimon's existence check plus read: on S3 an existence check of a
-    missing key is a HEAD and a LIST, a read is one HEAD (missing) or a HEAD and a GET.
+    missing key is a HEAD and a LIST, a read through pyarrow is one HEAD (missing) or a HEAD and
+    a GET, through ``files`` (a :class:`~paimon_feed.planner._objects.MetadataFiles`) one GET.
     """
-    path = snapshot_manager.get_snapshot_path(snapshot_id)
     try:
-        text = snapshot_manager.file_io.read_file_utf8(path)
+        text = _read_text(snapshot_manager, snapshot_manager.get_snapshot_path(snapshot_id), files)
     except FileNotFoundError:
         return None
     return parse_snapshot(text)
+
+
+def _read_text(snapshot_manager: Any, path: str, files: Any) -> str:
+    if files is None:
+        return snapshot_manager.file_io.read_file_utf8(path)
+    return files.read(path).decode("utf-8")
 
 
 @functools.lru_cache(maxsize=1)
@@ -212,10 +218,10 @@ def canonical_option_keys() -> dict[str, str]:
 _SNAPSHOT_FILE = re.compile(r"snapshot-(\d+)")
 
 
-def _read_hint(snapshot_manager: Any, name: str) -> int | None:
+def _read_hint(snapshot_manager: Any, name: str, files: Any = None) -> int | None:
     path = f"{snapshot_manager.snapshot_dir}/{name}"
     try:
-        text = snapshot_manager.file_io.read_file_utf8(path)
+        text = _read_text(snapshot_manager, path, files)
     except FileNotFoundError:
         return None
     try:
@@ -226,10 +232,10 @@ def _read_hint(snapshot_manager: Any, name: str) -> int | None:
     return value if value > 0 else None
 
 
-def _snapshot_exists(snapshot_manager: Any, snapshot_id: int) -> bool:
+def _snapshot_exists(snapshot_manager: Any, snapshot_id: int, files: Any = None) -> bool:
     # A read, not pypaimon's exists(): that one answers "missing" for some storage errors.
     try:
-        snapshot_manager.file_io.read_file_utf8(snapshot_manager.get_snapshot_path(snapshot_id))
+        _read_text(snapshot_manager, snapshot_manager.get_snapshot_path(snapshot_id), files)
     except FileNotFoundError:
         return False
     return True
@@ -251,26 +257,34 @@ def listed_snapshot_ids(snapshot_manager: Any) -> list[int]:
 
 
 def latest_snapshot_id(
-    snapshot_manager: Any, exists: Callable[[int], bool] | None = None
+    snapshot_manager: Any, exists: Callable[[int], bool] | None = None, files: Any = None
 ) -> int | None:
     """The newest snapshot id (``None`` for a table without snapshots), as Java finds it.
 
     ``exists`` answers whether a snapshot exists (a caller with a cache of parsed snapshots
-    passes one that asks it first); by default the snapshot file is read.
+    passes one that asks it first); by default the snapshot file is read (through ``files``,
+    a ``MetadataFiles``, if given).
     """
-    exists = exists or (lambda snapshot_id: _snapshot_exists(snapshot_manager, snapshot_id))
-    hinted = _read_hint(snapshot_manager, "LATEST")
+    exists = exists or (lambda snapshot_id: _snapshot_exists(snapshot_manager, snapshot_id, files))
+    hinted = _read_hint(snapshot_manager, "LATEST", files)
     if hinted is not None and not exists(hinted + 1) and exists(hinted):
         return hinted
     ids = listed_snapshot_ids(snapshot_manager)
     return ids[-1] if ids else None
 
 
-def earliest_snapshot_id(snapshot_manager: Any) -> int | None:
-    """The oldest retained snapshot id (``None`` for a table without snapshots)."""
-    hinted = _read_hint(snapshot_manager, "EARLIEST")
-    if hinted is not None and _snapshot_exists(snapshot_manager, hinted):
+def earliest_snapshot_id(snapshot_manager: Any, files: Any = None) -> int | None:
+    """The oldest retained snapshot id (``None`` for a table without snapshots).
+
+    Without a usable ``EARLIEST`` hint (pypaimon writes none), ``snapshot-1`` is looked for
+    before the directory is listed: ids start at 1, so if it exists it is the oldest, and a
+    listing (a stat per file on a local disk) costs far more on a long history.
+    """
+    hinted = _read_hint(snapshot_manager, "EARLIEST", files)
+    if hinted is not None and _snapshot_exists(snapshot_manager, hinted, files):
         return hinted
+    if hinted != 1 and _snapshot_exists(snapshot_manager, 1, files):
+        return 1
     ids = listed_snapshot_ids(snapshot_manager)
     return ids[0] if ids else None
 
@@ -295,8 +309,11 @@ class ManifestCache:
     first out. Thread-safe. ``reads`` counts files read from storage, ``hits`` reads saved.
     """
 
-    def __init__(self, max_entries: int = 8192, max_bytes: int = 32 << 20) -> None:
+    def __init__(
+        self, max_entries: int = 8192, max_bytes: int = 32 << 20, files: Any = None
+    ) -> None:
         self.max_entries = max_entries
+        self.files = files  # a MetadataFiles: whole files in one request where storage allows
         self.max_bytes = max_bytes
         self._items: LRUCache = LRUCache(maxsize=max_bytes, getsizeof=lambda item: item[1])
         self._lock = threading.Lock()
@@ -330,8 +347,11 @@ class ManifestCache:
     def _bytes(self, file_io: Any, path: str) -> bytes:
         data = self._get(("bytes", path))
         if data is None:
-            with file_io.new_input_stream(path) as stream:
-                data = stream.read()
+            if self.files is not None:
+                data = self.files.read(path)
+            else:
+                with file_io.new_input_stream(path) as stream:
+                    data = stream.read()
             with self._lock:
                 self.reads += 1
             self._put(("bytes", path), data, len(data))

@@ -39,6 +39,7 @@ from paimon_feed.errors import (
     is_transient,
 )
 from paimon_feed.planner import _pypaimon
+from paimon_feed.planner._objects import MetadataFiles
 from paimon_feed.start import StartSpec, parse_end, parse_start
 
 __all__ = ["Planner", "Planned", "StartResolution", "reads_in_flight"]
@@ -176,7 +177,10 @@ class Planner:
         self.table_name = _pypaimon.table_name(table)
         self.table_url = _pypaimon.table_url(table)
         self.reads_in_flight = reads_in_flight(self.table_url)
-        self.manifests = _pypaimon.ManifestCache(_MANIFEST_CACHE_ENTRIES, _MANIFEST_CACHE_BYTES)
+        self.files = MetadataFiles(table.file_io)
+        self.manifests = _pypaimon.ManifestCache(
+            _MANIFEST_CACHE_ENTRIES, _MANIFEST_CACHE_BYTES, files=self.files
+        )
         self.catch_up_threshold = catch_up_threshold
         self.buckets = frozenset(buckets) if buckets is not None else None
         self.include_row_kind = include_row_kind
@@ -209,7 +213,7 @@ class Planner:
         if cached is not None:
             return cached
         try:
-            snapshot = _pypaimon.read_snapshot(self._snapshots, snapshot_id)
+            snapshot = _pypaimon.read_snapshot(self._snapshots, snapshot_id, self.files)
         except Exception as exc:
             path = self._snapshots.get_snapshot_path(snapshot_id)
             raise _translate(self.table_name, f"reading snapshot {snapshot_id} ({path})", exc) from exc
@@ -234,14 +238,15 @@ class Planner:
         with no newer one, else a listing of the snapshot directory.
         """
         return _pypaimon.latest_snapshot_id(
-            self._snapshots, lambda snapshot_id: self._get_snapshot(snapshot_id) is not None
+            self._snapshots, lambda snapshot_id: self._get_snapshot(snapshot_id) is not None,
+            self.files,
         )
 
     @_storage_boundary
     def earliest_snapshot_id(self) -> int | None:
         """The oldest retained snapshot id, or ``None`` for an empty table (the ``EARLIEST``
         hint if it names an existing snapshot, else a listing)."""
-        return _pypaimon.earliest_snapshot_id(self._snapshots)
+        return _pypaimon.earliest_snapshot_id(self._snapshots, self.files)
 
     @_storage_boundary
     def check_not_expired(self, next_snapshot_id: int) -> None:

@@ -306,6 +306,8 @@ class StreamDriver:
         self.planner = Planner(
             self.table, include_row_kind=options.include_row_kind, overwrite=options.overwrite
         )
+        if self.planner.files.one_request:  # its S3 GETs do not go through the FileIO
+            self.counter.instrument(self.planner.files, methods=("read",))
         self.table_name = self.planner.table_name
         self.checkpoint = (
             CheckpointStore.for_table(self.table, options.consumer_id)

@@ -71,15 +71,16 @@ class StorageCounter:
         self._lock = threading.Lock()
         self._calls: Counter[str] = Counter()
 
-    def instrument(self, file_io: Any) -> Any:
-        """Count the storage calls made through ``file_io`` from now on; returns it.
+    def instrument(self, file_io: Any, methods: tuple[str, ...] = STORAGE_METHODS) -> Any:
+        """Count the storage calls made through ``file_io``'s ``methods`` from now on;
+        returns it.
 
         The methods are wrapped on the instance, so pypaimon's ``isinstance`` checks on its
         FileIO classes still hold.
         """
         if getattr(file_io, "_paimon_feed_counter", None) is self:
             return file_io
-        for name in STORAGE_METHODS:
+        for name in methods:
             method = getattr(file_io, name, None)
             if callable(method):
                 setattr(file_io, name, self._counting(name, method))

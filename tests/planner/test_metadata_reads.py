@@ -71,7 +71,7 @@ def test_a_catch_up_reads_snapshots_and_manifests_concurrently_within_the_bound(
         commit(append_table, n)
     planner = Planner(append_table)
     assert planner.reads_in_flight == 4
-    snapshots = InFlight(append_table.file_io, "read_file_utf8", "/snapshot/snapshot-", monkeypatch)
+    snapshots = InFlight(append_table.file_io, "new_input_stream", "/snapshot/snapshot-", monkeypatch)
     manifests = InFlight(append_table.file_io, "new_input_stream", "/manifest/", monkeypatch)
     batches, position = plan_everything(planner, 1)
     assert [b.kind for b in batches] == ["catch-up"] and position == 41
@@ -101,7 +101,7 @@ def test_each_manifest_is_read_once_across_rounds_retries_and_catch_ups(warehous
         commit(writer, n)
     planner = Planner(append_table)
     manifests = InFlight(append_table.file_io, "new_input_stream", "/manifest/", monkeypatch)
-    snapshots = InFlight(append_table.file_io, "read_file_utf8", "/snapshot/snapshot-", monkeypatch)
+    snapshots = InFlight(append_table.file_io, "new_input_stream", "/snapshot/snapshot-", monkeypatch)
 
     first, position = plan_everything(planner, 1)
     read_first = dict(manifests.by_path)

@@ -29,7 +29,7 @@ class CountingReads:
 
     def __init__(self, file_io, monkeypatch):
         self.by_path: dict[str, int] = {}
-        for name in ("read_file_utf8", "exists"):
+        for name in ("read_file_utf8", "new_input_stream", "exists"):
             original = getattr(file_io, name)
 
             def counted(path, *args, _original=original, **kwargs):
@@ -194,7 +194,7 @@ def test_a_transient_error_is_still_a_storage_error(append_table, monkeypatch):
     def unreachable(path, *args, **kwargs):
         raise ConnectionResetError("connection reset by peer")
 
-    monkeypatch.setattr(append_table.file_io, "read_file_utf8", unreachable)
+    monkeypatch.setattr(append_table.file_io, "new_input_stream", unreachable)
     with pytest.raises(StorageError, match="connection reset"):
         planner.next_batches(1, limit=8)
 

@@ -7,8 +7,9 @@ fraction of its requests with S3 errors. moto itself cannot inject faults.
 pyarrow's S3 client retries 5xx by itself. pypaimon configures it with the AWS *standard*
 strategy and 10 attempts, whose backoff (random, up to 20 s per retry) makes a single request
 under a permanent fault take about 100 s; so these tests give the feed's S3 file systems a fast
-retry strategy with few attempts (``PYARROW_ATTEMPTS``), which lets faults reach the feed's own
-retries (``metrics().storage_retries``) in seconds.
+retry strategy with few attempts (``PYARROW_ATTEMPTS``; boto3's, for the planner's one-GET
+metadata reads, through ``AWS_MAX_ATTEMPTS``), which lets faults reach the feed's own retries
+(``metrics().storage_retries``) in seconds.
 """
 
 from __future__ import annotations
@@ -54,6 +55,8 @@ def fast_pyarrow_retries(monkeypatch):
         }
 
     monkeypatch.setattr(PyArrowFileIO, "_create_s3_retry_config", retry_config)
+    # The planner's one-GET metadata reads go through boto3, which reads these.
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", str(PYARROW_ATTEMPTS))
 
 
 @pytest.fixture

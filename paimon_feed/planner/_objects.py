@@ -1,0 +1,78 @@
+"""Whole reads of a table's immutable metadata files: snapshots, manifest lists, manifests.
+
+pyarrow's S3 file system, which pypaimon reads ``s3://`` tables with, asks for an object's size
+(a HEAD) before it reads it (a GET). A metadata file is always read whole, so on S3 one GET
+does: with the ``[s3]`` extra installed, these reads go through a boto3 client configured from
+the table's catalog options (:mod:`paimon_feed.s3_clients`), halving the requests a planning
+round makes. Everywhere else (local files, HDFS, OSS, GCS, no boto3) pypaimon's FileIO reads.
+``PAIMON_FEED_S3_GET=0`` turns the boto3 path off.
+
+Data files are not read here: their readers need ranged reads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from typing import Any
+
+from paimon_feed.s3_clients import file_io_options, s3_client_for_options
+
+__all__ = ["MetadataFiles"]
+
+logger = logging.getLogger(__name__)
+
+#: S3 error codes that mean "no such object" (GetObject answers NoSuchKey; some S3-compatible
+#: stores answer a bare 404).
+_MISSING_CODES = frozenset({"NoSuchKey", "404", "NotFound"})
+
+
+class MetadataFiles:
+    """Reads whole metadata files of the table ``file_io`` belongs to (one request each on S3).
+
+    :meth:`read` returns the file's bytes and raises ``FileNotFoundError`` for a missing file,
+    as pypaimon's FileIO does; other storage errors propagate (boto's or pyarrow's).
+    """
+
+    def __init__(self, file_io: Any) -> None:
+        self.file_io = file_io
+        self._client = _s3_client(file_io)
+
+    @property
+    def one_request(self) -> bool:
+        """Whether a read is one GET (boto3 on S3) rather than pypaimon's FileIO."""
+        return self._client is not None
+
+    def read(self, path: str) -> bytes:
+        if self._client is None:
+            with self.file_io.new_input_stream(path) as stream:
+                return stream.read()
+        from botocore.exceptions import ClientError
+
+        bucket, _, key = self.file_io.to_filesystem_path(path).partition("/")
+        try:
+            response = self._client.get_object(Bucket=bucket, Key=key)
+        except ClientError as exc:
+            if str(exc.response.get("Error", {}).get("Code")) in _MISSING_CODES:
+                raise FileNotFoundError(f"{path} does not exist") from exc
+            raise
+        with contextlib.closing(response["Body"]) as body:
+            return body.read()
+
+
+def _s3_client(file_io: Any) -> Any:
+    """A boto3 client reaching the same S3 endpoint as ``file_io``, or ``None`` where pypaimon's
+    FileIO should read (not pyarrow's S3 file system, OSS, boto3 missing, or turned off)."""
+    if os.environ.get("PAIMON_FEED_S3_GET", "1").strip() == "0":
+        return None
+    filesystem = getattr(file_io, "filesystem", None)
+    if type(filesystem).__name__ != "S3FileSystem" or getattr(file_io, "_is_oss", False):
+        return None
+    if getattr(file_io, "_use_jindo", False):
+        return None
+    try:
+        return s3_client_for_options(file_io_options(file_io), "reading metadata files with one GET")
+    except ImportError:
+        logger.debug("boto3 is not installed: S3 metadata files are read with pypaimon's FileIO")
+        return None
