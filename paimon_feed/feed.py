@@ -554,8 +554,16 @@ class ChangeFeed:
             return Planned((), restart, covered_from=restart)
 
     def _expiry_check_due(self) -> bool:
-        """At most one expiry check (a few reads of snapshot hints) per reconcile interval
-        when nothing hinted a newer snapshot: cheap while idle, even when polling."""
+        """Whether a safety check without a hint should also look for expiry (a few reads of
+        snapshot hints): only while the feed learns of new snapshots by probing for the next one
+        (a polling notifier, or fallback polling), at most once per reconcile interval.
+
+        A notifier that announces every commit hints each new snapshot, and a hint newer than
+        the expected one triggers the check; an idle feed's next snapshot does not exist yet,
+        so it cannot have expired. Skipping it keeps an idle table at one read per interval.
+        """
+        if self._notifier.announces_commits and not self._in_fallback:
+            return False
         return time.monotonic() - self._expiry_checked_at >= self.reconcile_interval
 
     async def _handle_expired(self, exc: SnapshotExpiredError) -> int:

@@ -208,6 +208,10 @@ class Notifier:
     """
 
     source = "notifier"
+    #: Whether a healthy notifier hints every new snapshot (push: events name each one), or only
+    #: finds the one a feed expects next (a prober): then a next snapshot that expired unread is
+    #: never hinted, and feeds look for expiry at their safety checks.
+    announces_commits = True
 
     def __init__(self) -> None:
         self._subscriptions: dict[str, list[Subscription]] = {}

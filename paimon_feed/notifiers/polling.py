@@ -38,6 +38,7 @@ class PollingNotifier(Notifier):
     """
 
     source = "poll"
+    announces_commits = False
 
     def __init__(
         self,

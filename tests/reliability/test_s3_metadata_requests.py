@@ -4,6 +4,7 @@ real ``moto_server``; rows checked against what the writer committed."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections import Counter
 
@@ -11,7 +12,7 @@ import pytest
 from fault_proxy import FaultProxy  # this directory: pytest's rootdir-relative import
 from s3_support import commit_rows, create_table, paimon_catalog, s3_catalog_options
 
-from paimon_feed import Planner
+from paimon_feed import ChangeFeed, Planner
 from paimon_feed.errors import StorageError
 
 
@@ -94,3 +95,30 @@ def test_a_missing_snapshot_is_not_an_error_and_a_denied_read_is_a_storage_error
     proxy.set_faults(rate=1.0, key_pattern=r"/snapshot/snapshot-")
     with pytest.raises(StorageError, match="AccessDenied"):
         Planner(table).next_batches(1, limit=1)
+
+
+def test_an_idle_push_feed_reads_one_file_per_safety_check(proxied, s3_queue):
+    """Under push every commit is announced, so the safety check is the read of the next
+    snapshot alone: no hint files, no expiry check (an idle feed's next snapshot cannot have
+    expired, it does not exist yet)."""
+    from paimon_feed.notifiers.sqs import SqsNotifier
+
+    written, table, proxy = proxied
+    commit_rows(written, [1])
+
+    async def idle() -> list[str]:
+        notifier = SqsNotifier(
+            s3_queue.queue_url, endpoint_url=s3_queue.server.endpoint_url, wait_time_seconds=1
+        )
+        async with notifier, ChangeFeed(
+            table, start="latest", notifier=notifier, reconcile_interval=0.5
+        ) as feed:
+            await asyncio.sleep(0.8)  # the first (short) wait and one interval
+            proxy.history.clear()
+            await asyncio.sleep(2.6)
+            assert feed.metrics().mode == "push"
+            return proxy.history_lines(r"/db\.db/events/")
+
+    lines = asyncio.run(idle())
+    assert 3 <= len(lines) <= 6, lines  # about one safety check per 0.5 s
+    assert all(re.search(r"GET \S+/snapshot/snapshot-2 -> 404", line) for line in lines), lines
