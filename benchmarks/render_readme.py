@@ -149,6 +149,32 @@ def s3_wake(r: dict) -> str:
     )
 
 
+def s3_stages(r: dict) -> str:
+    stages = _s3_modes(r)[1]["stages_ms_p50"]
+    return wrap(
+        f"Where the push path's {ms(_s3_modes(r)[1]['p50_ms'])} ms go (p50): the snapshot's event "
+        f"is parsed {stages['visible_to_detected']:.1f} ms after the file became visible, planning "
+        f"the batch from S3 takes {stages['detected_to_planned']:.1f} ms (three sequential GETs on "
+        f"moto: the snapshot file, the manifest list and the manifest), handing it to the consumer "
+        f"{stages['planned_to_received']:.1f} ms."
+    )
+
+
+def s3_targets(r: dict) -> str:
+    _pypaimon, sqs, idle = _s3_modes(r)
+    busiest = max(r["s3"]["wake"], key=lambda run: run["tables"])
+    push60 = idle["idle_push60"]["s3_requests_per_hour"]
+    rows = [
+        ["SQS push p50 <= 50 ms on moto", f"{ms(sqs['p50_ms'])} ms (p99 {sqs['p99_ms']:.0f} ms)",
+         "met" if sqs["p50_ms"] <= 50 else "not met"],
+        ["idle S3 requests <= 60 per table-hour", f"{count(push60)} at the default `reconcile_interval=60`",
+         "met" if push60 <= 60 else "not met"],
+        [f"{count(busiest['tables'])} tables on one queue, p99 wake <= 250 ms", f"{busiest['p99_ms']:.0f} ms",
+         "met" if busiest["p99_ms"] <= 250 else "not met"],
+    ]
+    return table(["target", "measured", ""], ["---", "---", "---"], rows)
+
+
 def idle_pypaimon_s3(r: dict) -> str:
     """The one idle-cost figure: S3 requests per idle table-hour of pypaimon's poll, counted by
     the server (moto) in s3_bench.py."""
@@ -370,6 +396,8 @@ BLOCKS: dict[str, Callable[[dict], str]] = {
     "s3-latency": s3_latency,
     "s3-idle": s3_idle,
     "s3-wake": s3_wake,
+    "s3-stages": s3_stages,
+    "s3-targets": s3_targets,
     "idle-pypaimon-s3": idle_pypaimon_s3,
     "spark-vs-java": spark_vs_java,
     "spark-java-status": spark_java_status,
