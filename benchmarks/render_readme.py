@@ -242,8 +242,8 @@ def spark_java_status(r: dict) -> str:
         s["throughput"].items(), key=lambda item: int(item[0]))] + [("primary key", s["throughput_pk"]["reads_compared"])]
     differ = [f"{name} ({kind})" for name, compared in tables for kind in ("batch", "stream")
               if not compared[f"{kind}_equal"]]
-    reads = ("Both read the same rows from every table, batch and stream (count, keys and a hash of "
-             "every row, compared in the same run)." if not differ else
+    reads = ("Both read the same rows from every table, batch and stream (row count, sum of keys and of "
+             "a hash of every row, compared in the same run)." if not differ else
              f"Their reads differ on: {', '.join(differ)} (fingerprints in `benchmarks/results/spark.json`).")
     return wrap(
         f"The Java connector is `{java['artifact']}`, the newest Paimon Spark connector Maven serves "

@@ -442,18 +442,16 @@ class Readers:
         else:
             run_batch(self.batch(reader, name, ddl), sink, out_dir)
 
-    def digest(self, reader: str, name: str, *, stream: bool, checkpoint: str, **options) -> dict:
-        """:data:`DIGEST_SQL` over a batch read, or over an ``AvailableNow`` stream's rows."""
+    def digest(self, reader: str, name: str, *, stream: bool, checkpoint: str, out_dir: str, **options) -> dict:
+        """:data:`DIGEST_SQL` over a batch read, or over the rows an ``AvailableNow`` stream
+        wrote into a Parquet sink at ``out_dir`` (the memory sink would hold them all in the
+        driver)."""
         if reader == "java_connector":
             return self.java.call("digest", path=self.table_uri(name), stream=stream, options=options,
-                                  checkpoint=checkpoint)["digest"]
+                                  checkpoint=checkpoint, out=out_dir)["digest"]
         if stream:
-            query_name = f"digest_{abs(hash(checkpoint))}"
-            query = (self.stream(reader, name, WIDE_DDL, **options).writeStream.format("memory")
-                     .queryName(query_name).option("checkpointLocation", checkpoint)
-                     .trigger(availableNow=True).start())
-            query.awaitTermination()
-            df = self.spark.table(query_name)
+            self.available_now(reader, name, WIDE_DDL, "parquet", out_dir, checkpoint, **options)
+            df = self.spark.read.parquet(out_dir)
         else:
             df = self.batch(reader, name, WIDE_DDL)
         row = df.selectExpr(*DIGEST_SQL).collect()[0]
@@ -538,9 +536,11 @@ def compare_reads(readers: Readers, name: str, workdir: str, stream_options: dic
     digests = {}
     for reader in [r for r in ("source", "java_connector") if r in readers.names()]:
         for kind in ("batch", "stream"):
+            where = os.path.join(workdir, f"digest-{name}-{reader}-{kind}")
             digests[f"{reader}/{kind}"] = readers.digest(
-                reader, name, stream=kind == "stream", checkpoint=os.path.join(workdir, f"digest-{name}-{reader}-{kind}"),
+                reader, name, stream=kind == "stream", checkpoint=where + "-checkpoint", out_dir=where,
                 **(stream_options.get(reader, {}) if kind == "stream" else {}))
+            shutil.rmtree(where, ignore_errors=True)
     compared = {"digests": digests}
     if "java_connector/batch" in digests:
         for kind in ("batch", "stream"):
