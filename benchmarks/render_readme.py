@@ -253,8 +253,19 @@ def spark_java_status(r: dict) -> str:
         f"machine (`benchmarks/java_connector_worker.py`: one long-lived `local[2]` session taking "
         f"JSON-line commands), its cases interleaved round by round with the others'; its times are "
         f"taken in the benchmark's process around each request (a round trip costs "
-        f"{process['ipc_round_trip_ms']:.2f} ms). {reads}"
+        f"{process['ipc_round_trip_ms']:.2f} ms). {reads} {_spark_load(s)}"
     )
+
+
+def _spark_load(s: dict) -> str:
+    """The range of 1-minute load averages spark_bench.py recorded, and the run's length."""
+    parts = [s["throughput_pk"], s["startup"], s["latency"], s["idle_s3"], *s["throughput"].values()]
+    loads = [part[key][0] for part in parts for key in ("load_before", "load_after")]
+    loads += [s["environment"]["load_at_start"][0], s["environment"]["load_at_end"][0]]
+    run = f" The run took {s['environment']['run_s'] / 60:.0f} minutes." if "run_s" in s["environment"] else ""
+    return (f"The machine ({s['environment']['cpus']} cores) was shared: 1-minute load averages from "
+            f"{min(loads):.1f} to {max(loads):.1f} during the run, so compare readers within a row, not "
+            f"with other runs.{run}")
 
 
 def spark_targets(r: dict) -> str:
