@@ -62,7 +62,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import threading
 import time
 import urllib.parse
 from pathlib import Path
