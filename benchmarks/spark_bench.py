@@ -4,53 +4,66 @@ table in Spark, same run, same tables, same sinks.
     python benchmarks/spark_bench.py [--sizes 4000000,32000000] [--pk-rows 1000000]
                                      [--latency-commits 20] [--idle-seconds 60] [--smoke]
 
-Readers: this source (``paimon_feed``), Paimon's own Java Spark connector (``paimon-spark-*``
-from Maven, fetched into the cache of ``tests/interop/fetch_java.py`` with ``benchmarks/java/
-pom.xml``; where Maven cannot supply it the run records Maven's answer and goes on without it;
-its cases have not run on the machine this was written on, where Maven had no ``paimon-spark``
-artifact),
-a do-nothing Python data source that yields the table's Parquet files' Arrow batches (batch and
-stream: the ceiling of Spark's Python data source path) and, for context, Spark's own Parquet
-reader on the same files. Spark runs ``local[2]``.
+Readers: this source (``paimon_feed``, on the project's PySpark), Paimon's own Java Spark
+connector, a do-nothing Python data source that yields the table's Parquet files' Arrow batches
+(batch and stream: the ceiling of Spark's Python data source path) and, for context, Spark's own
+Parquet reader on the same files. Spark runs ``local[2]``.
+
+The Java connector is ``paimon-spark-3.5`` 0.9.0, the newest Paimon Spark connector Maven serves
+here (no 1.x, none for Spark 4: see ``benchmarks/java/pom.xml``). It does not run on PySpark 4,
+so it runs on PySpark 3.5.9 in a process of its own on the same machine
+(``java_connector_worker.py``, one long-lived ``local[2]`` session answering JSON-line commands);
+its cases are interleaved with the others' round by round like any other case. Maven copies the
+jars into the cache of ``tests/interop/fetch_java.py`` and the bench makes the PySpark 3.5 venv
+there once. Where Maven cannot supply the jars the run records Maven's answer and goes on
+without the connector.
 
 1. Throughput, for each append table of ``--sizes`` rows (one commit per million rows, at least
    16) and a primary-key table (``changelog-producer=input``; its second half of commits updates
    the first half's keys): each reader into ``noop`` and into a Parquet file sink, as a
    ``Trigger.AvailableNow`` query (``start()`` to termination) and as a batch read. Cases are
    interleaved: each round runs every case once, after one warm-up round; medians of
-   ``--repeats`` rounds. pypaimon's own ``to_arrow`` is there as a reference (no Spark).
-2. ``AvailableNow`` start-up: the same queries on a 10-row table, ``start()`` to termination.
+   ``--repeats`` rounds. pypaimon's own ``to_arrow`` is there as a reference (no Spark). Then,
+   untimed, a fingerprint of what this source and the connector read (batch and stream) is
+   compared (``reads_compared``).
+2. ``AvailableNow`` start-up: the same queries on a 10-row table, from the DataFrame's creation
+   through ``start()`` to termination, in a session already up (for the connector: in its
+   worker's session, timed here around the request).
 3. Commit to the END of the micro-batch: a query follows a table while a writer commits at
    random intervals (0.2-0.6 s); latency runs from the snapshot file's mtime to the moment the
    ``foreachBatch`` function returns, after it read the micro-batch's rows (its entry is kept
    too). With ``processingTime="0 seconds"`` and with a 1 s trigger; this source with push
    (inotify) and with ``notifier=storage-per-trigger`` (a storage check on every trigger, the
-   way a polling connector works).
-4. Storage requests per idle minute, counted at the server: the source follows idle ``s3://``
-   tables on a ``moto_server`` process (push: ``notifier=sqs``; polling:
-   ``storage-per-trigger``) and every request in moto's log that names a table is counted.
+   way a polling connector works), and the Java connector (``scan.mode=latest``), which checks
+   storage on every trigger.
+4. Storage requests per idle minute, counted at the server: queries follow idle tables on a
+   ``moto_server`` process, this source on ``s3://`` (push: ``notifier=sqs``; polling:
+   ``storage-per-trigger``) and the Java connector on ``s3a://`` (hadoop-aws 3.3.4, the Hadoop of
+   PySpark 3.5.9), and every request in moto's log that names a table is counted.
 
 Writes ``benchmarks/results/spark.json``. This is a measurement, not a test: nothing here fails
 on time. Load averages are recorded before and after each part, because Spark's figures on a
-shared 2-core machine move with them. ``--smoke`` runs every part at toy size in seconds.
+shared 2-core machine move with them. ``--smoke`` runs every part at toy size in minutes.
 """
 
 from __future__ import annotations
 
 import argparse
 import glob
+import hashlib
 import importlib.metadata
 import json
 import os
 import platform
 import random
 import re
+import select
 import shutil
 import statistics
 import subprocess
 import sys
-import threading
 import time
+import urllib.parse
 from pathlib import Path
 
 import pyarrow as pa
@@ -66,6 +79,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "interop"))
 
 from fetch_java import cache_dir  # noqa: E402  (the Java cache root shared with interop tests)
+from java_connector_worker import DIGEST_SQL, ArrivalSink  # noqa: E402  (the same fingerprint on both sides)
 from scratch import scratch_dir  # noqa: E402  (removed at exit)
 
 WIDE = pa.schema(
@@ -89,11 +103,19 @@ MODES = {
 LABELS = {
     "push": "push (notifier=auto: inotify)",
     "storage-per-trigger": "poll storage on every latestOffset",
+    "java_connector": "Paimon's Java connector (it checks storage on every trigger)",
 }
 TRIGGERS = {"0 seconds": "0 seconds", "1 second": "1 second"}
 JAVA_POM = os.path.join(HERE, "java", "pom.xml")
-JAVA_PAIMON_VERSION = "1.4.2"
-JAVA_SPARK_LINE = "4.0"
+# The newest Paimon Spark connector Maven serves here runs on Spark 3.5 only (see the pom).
+JAVA_PAIMON_VERSION = "0.9.0"
+JAVA_SPARK_LINE = "3.5"
+CONNECTOR_PYSPARK = "3.5.9"  # the newest PySpark of the connector's Spark line
+WORKER = os.path.join(HERE, "java_connector_worker.py")
+# The connector's stream of a primary-key table from its first snapshot: each snapshot's
+# changelog, as this source's startingPosition=earliest (from-snapshot, unlike
+# from-snapshot-full, starts with no full read).
+JAVA_CHANGELOG_OPTIONS = {"scan.mode": "from-snapshot", "scan.snapshot-id": "1"}
 BUCKET = "spark-bench"
 _SQS_REQUEST = re.compile(r'"POST /(?:[0-9]{12}/\S*)? HTTP')
 
@@ -255,19 +277,25 @@ class ArrowFilesSource:
 # --- Paimon's Java connector ----------------------------------------------------------------------
 
 
+def _pom_hash() -> str:
+    return hashlib.sha256(Path(JAVA_POM).read_bytes()).hexdigest()[:16]
+
+
 def fetch_java_connector() -> dict:
-    """Copy ``paimon-spark-<line>`` with Maven into the shared Java cache; returns what happened
-    (``jars`` when it is there, Maven's answer when not)."""
+    """Copy ``paimon-spark-<line>`` (and hadoop-aws for ``s3a://``) with Maven into the shared
+    Java cache; returns what happened (``jars`` when they are there, Maven's answer when not).
+    Fetched again only when ``benchmarks/java/pom.xml`` changes."""
     target = cache_dir() / f"paimon-spark-{JAVA_SPARK_LINE}-{JAVA_PAIMON_VERSION}"
     artifact = f"org.apache.paimon:paimon-spark-{JAVA_SPARK_LINE}:{JAVA_PAIMON_VERSION}"
-    if (target / ".complete").is_file():
+    stamp = target / ".complete"
+    if stamp.is_file() and stamp.read_text().strip() == _pom_hash():
         return {"artifact": artifact, "jars": sorted(str(p) for p in target.glob("*.jar"))}
     if shutil.which("mvn") is None:
         return {"artifact": artifact, "error": "mvn is not on PATH"}
     staging = target.with_name(target.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     result = subprocess.run(
-        ["mvn", "--batch-mode", "--quiet", "-U", "--file", JAVA_POM, "dependency:copy-dependencies",
+        ["mvn", "--batch-mode", "--quiet", "--file", JAVA_POM, "dependency:copy-dependencies",
          f"-Dpaimon.version={JAVA_PAIMON_VERSION}", f"-Dspark.line={JAVA_SPARK_LINE}",
          "-DincludeScope=runtime", f"-DoutputDirectory={staging}",
          f"-Dmaven.repo.local={cache_dir() / 'm2'}"],
@@ -279,22 +307,102 @@ def fetch_java_connector() -> dict:
         output = re.sub(r"\x1b\[[0-9;]*m| \(https?://[^)]*\)", "", result.stdout + result.stderr)
         answer = [line for line in output.splitlines() if "Could not" in line or "not found" in line]
         return {"artifact": artifact, "error": (answer or [f"mvn exit {result.returncode}"])[0][:400]}
-    (staging / ".complete").write_text(artifact)
+    (staging / ".complete").write_text(_pom_hash())
+    shutil.rmtree(target, ignore_errors=True)
     staging.rename(target)
     return {"artifact": artifact, "jars": sorted(str(p) for p in target.glob("*.jar"))}
+
+
+def connector_python() -> str:
+    """The Python of a venv holding PySpark ``CONNECTOR_PYSPARK`` (the newest Spark the
+    connector runs on), made once in the shared Java cache with pip and reused after."""
+    venv = cache_dir() / f"pyspark-{CONNECTOR_PYSPARK}"
+    python = venv / "bin" / "python"
+    stamp = venv / ".complete"
+    if stamp.is_file():
+        return str(python)
+    shutil.rmtree(venv, ignore_errors=True)  # a venv cannot be moved into place: made where it stays
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", f"pyspark=={CONNECTOR_PYSPARK}"], check=True)
+    stamp.write_text(CONNECTOR_PYSPARK)
+    return str(python)
+
+
+class JavaConnector:
+    """Client of ``java_connector_worker.py``: Paimon's Java connector in its own process, on
+    PySpark ``CONNECTOR_PYSPARK``, one long-lived ``local[2]`` session, so its cases interleave
+    with the other readers' and pay what theirs pay (no session start-up per case)."""
+
+    def __init__(self, jars: list[str], conf: dict[str, str], log_path: str) -> None:
+        env = {k: v for k, v in os.environ.items() if k not in ("SPARK_HOME", "PYTHONPATH")}
+        python = connector_python()
+        env.update(PYSPARK_PYTHON=python, PYSPARK_DRIVER_PYTHON=python)
+        self.log_path = log_path
+        self._log = open(log_path, "wb")
+        config = {"jars": jars, "conf": {
+            "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
+            "spark.sql.shuffle.partitions": "2",
+            "spark.sql.extensions": "org.apache.paimon.spark.extensions.PaimonSparkSessionExtensions",
+            **conf}}
+        self.process = subprocess.Popen([python, WORKER, json.dumps(config)], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=self._log, text=True, env=env)
+        self.ready = self._answer(600)
+        self.ready["ipc_round_trip_ms"] = statistics.median(self._ping() for _ in range(20))
+
+    def _ping(self) -> float:
+        started = time.perf_counter()
+        self.call("ping")
+        return (time.perf_counter() - started) * 1000
+
+    def _answer(self, timeout: float) -> dict:
+        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
+        line = self.process.stdout.readline() if ready else ""
+        if not line:
+            raise RuntimeError(f"the Java connector's worker did not answer in {timeout:.0f} s "
+                               f"(exit {self.process.poll()}); its log, {self.log_path}:\n{self.log_tail()}")
+        answer = json.loads(line)
+        if "error" in answer:
+            raise RuntimeError(f"the Java connector's worker failed:\n{answer['error']}")
+        return answer
+
+    def log_tail(self, lines: int = 30) -> str:
+        with open(self.log_path, encoding="utf-8", errors="replace") as handle:
+            return "".join(handle.readlines()[-lines:])
+
+    def call(self, op: str, timeout: float = 3600, **arguments) -> dict:
+        self.process.stdin.write(json.dumps({"op": op, **arguments}) + "\n")
+        self.process.stdin.flush()
+        return self._answer(timeout)
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.stdin.write(json.dumps({"op": "quit"}) + "\n")
+            self.process.stdin.close()
+            try:
+                self.process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._log.close()
 
 
 # --- readers and sinks ----------------------------------------------------------------------------
 
 
 class Readers:
-    """How each reader opens a table as a batch or a stream DataFrame (same table, same rows)."""
+    """How each reader opens a table as a batch or a stream DataFrame (same table, same rows),
+    and runs it into a sink. Paimon's Java connector runs in its own process (``java``, a
+    :class:`JavaConnector`), so for it :meth:`available_now`, :meth:`run_batch` and
+    :meth:`digest` send the same work there."""
 
-    def __init__(self, spark, warehouse: str, java: bool) -> None:
+    def __init__(self, spark, warehouse: str, java: JavaConnector | None) -> None:
         self.spark, self.warehouse, self.java = spark, warehouse, java
 
     def names(self) -> list[str]:
         return ["source", "python_ceiling", "spark_parquet"] + (["java_connector"] if self.java else [])
+
+    def table_uri(self, name: str) -> str:
+        return "file:" + os.path.join(self.warehouse, "db.db", name)
 
     def batch(self, reader: str, name: str, ddl: str):
         spark = self.spark
@@ -304,7 +412,7 @@ class Readers:
             return self._arrow_files(spark.read, name, ddl).load()
         if reader == "spark_parquet":
             return spark.read.parquet(*data_files(self.warehouse, name))
-        return spark.read.format("paimon").load(os.path.join(self.warehouse, "db.db", name))
+        raise ValueError(f"{reader} has no DataFrame in this session")
 
     def stream(self, reader: str, name: str, ddl: str, **source_options):
         spark = self.spark
@@ -316,7 +424,37 @@ class Readers:
         if reader == "spark_parquet":
             return spark.readStream.schema(ddl.replace(" not null", "")).parquet(
                 os.path.join(self.warehouse, "db.db", name, "bucket-*"))
-        return spark.readStream.format("paimon").load(os.path.join(self.warehouse, "db.db", name))
+        raise ValueError(f"{reader} has no DataFrame in this session")
+
+    def available_now(self, reader: str, name: str, ddl: str, sink: str, out_dir: str, checkpoint: str,
+                      **options) -> int:
+        """An ``AvailableNow`` query of ``reader`` into ``sink``, from the DataFrame's creation
+        through ``start()`` to termination; the rows it read. ``options`` are the reader's."""
+        if reader == "java_connector":
+            return self.java.call("available_now", path=self.table_uri(name), sink=sink, out=out_dir,
+                                  checkpoint=checkpoint, options=options)["rows"]
+        return run_available_now(self.stream(reader, name, ddl, **options), sink, out_dir, checkpoint)
+
+    def run_batch(self, reader: str, name: str, ddl: str, sink: str, out_dir: str) -> None:
+        if reader == "java_connector":
+            self.java.call("batch", path=self.table_uri(name), sink=sink, out=out_dir, options={})
+        else:
+            run_batch(self.batch(reader, name, ddl), sink, out_dir)
+
+    def digest(self, reader: str, name: str, *, stream: bool, checkpoint: str, out_dir: str, **options) -> dict:
+        """:data:`DIGEST_SQL` over a batch read, or over the rows an ``AvailableNow`` stream
+        wrote into a Parquet sink at ``out_dir`` (the memory sink would hold them all in the
+        driver)."""
+        if reader == "java_connector":
+            return self.java.call("digest", path=self.table_uri(name), stream=stream, options=options,
+                                  checkpoint=checkpoint, out=out_dir)["digest"]
+        if stream:
+            self.available_now(reader, name, WIDE_DDL, "parquet", out_dir, checkpoint, **options)
+            df = self.spark.read.parquet(out_dir)
+        else:
+            df = self.batch(reader, name, WIDE_DDL)
+        row = df.selectExpr(*DIGEST_SQL).collect()[0]
+        return {key: (None if value is None else int(value)) for key, value in row.asDict().items()}
 
     def _arrow_files(self, builder, name: str, ddl: str):
         from paimon_feed.spark.driver import READ_BATCH_ROWS
@@ -346,11 +484,15 @@ def run_batch(df, sink: str, out_dir: str) -> None:
 
 def measure_throughput(readers: Readers, name: str, rows: int, repeats: int, workdir: str, *,
                        batch_rows: int, stream_rows: int, with_ceilings: bool,
-                       stream_options: dict | None = None) -> dict:
-    """Every reader x {noop, parquet} x {AvailableNow, batch}, interleaved. ``stream_options``
-    go to this source's stream (the primary-key table is streamed from ``earliest``)."""
+                       stream_options: dict[str, dict] | None = None) -> dict:
+    """Every reader x {noop, parquet} x {AvailableNow, batch}, interleaved; then, untimed, what
+    this source and the Java connector read compared (:meth:`Readers.digest`).
+    ``stream_options`` are per reader (the primary-key table is streamed from its first
+    snapshot)."""
     runs = iter(range(1_000_000))
     ddl = WIDE_DDL
+    stream_options = stream_options or {}
+    paimon_readers = ("source", "java_connector")  # what reads Paimon's semantics, not files
     cases = {}
     for reader in readers.names():
         if not with_ceilings and reader in ("python_ceiling", "spark_parquet"):
@@ -359,16 +501,15 @@ def measure_throughput(readers: Readers, name: str, rows: int, repeats: int, wor
             def stream_case(reader=reader, sink=sink):
                 n = next(runs)
                 out = os.path.join(workdir, f"out-{name}-{n}")
-                options = (stream_options or {}) if reader == "source" else {}
-                read = run_available_now(readers.stream(reader, name, ddl, **options), sink, out,
-                                         os.path.join(workdir, f"checkpoint-{name}-{n}"))
+                read = readers.available_now(reader, name, ddl, sink, out, os.path.join(workdir, f"checkpoint-{name}-{n}"),
+                                             **stream_options.get(reader, {}))
                 shutil.rmtree(out, ignore_errors=True)
-                expected = stream_rows if reader in ("source", "java_connector") else rows
+                expected = stream_rows if reader in paimon_readers else rows
                 assert read == expected, (reader, sink, read, expected)
 
             def batch_case(reader=reader, sink=sink):
                 out = os.path.join(workdir, f"out-{next(runs)}")
-                run_batch(readers.batch(reader, name, ddl), sink, out)
+                readers.run_batch(reader, name, ddl, sink, out)
                 shutil.rmtree(out, ignore_errors=True)
 
             cases[f"{reader}/available_now/{sink}"] = stream_case
@@ -379,11 +520,31 @@ def measure_throughput(readers: Readers, name: str, rows: int, repeats: int, wor
               "load_before": before, "load_after": load(), "cases": {}}
     for case, durations in seconds.items():
         reader, mode, _sink = case.split("/")
-        case_rows = stream_rows if mode == "available_now" and reader in ("source", "java_connector") else (
-            batch_rows if reader in ("source", "java_connector") else rows)
+        case_rows = stream_rows if mode == "available_now" and reader in paimon_readers else (
+            batch_rows if reader in paimon_readers else rows)
         result["cases"][case] = {"seconds": durations, "median_s": statistics.median(durations),
                                  "rows_per_s": case_rows / statistics.median(durations)}
+    result["stream_options"] = stream_options
+    result["reads_compared"] = compare_reads(readers, name, workdir, stream_options)
     return result
+
+
+def compare_reads(readers: Readers, name: str, workdir: str, stream_options: dict[str, dict]) -> dict:
+    """Untimed: the :data:`DIGEST_SQL` fingerprint of the batch read and of the ``AvailableNow``
+    stream of this source and of the Java connector, and whether they agree."""
+    digests = {}
+    for reader in [r for r in ("source", "java_connector") if r in readers.names()]:
+        for kind in ("batch", "stream"):
+            where = os.path.join(workdir, f"digest-{name}-{reader}-{kind}")
+            digests[f"{reader}/{kind}"] = readers.digest(
+                reader, name, stream=kind == "stream", checkpoint=where + "-checkpoint", out_dir=where,
+                **(stream_options.get(reader, {}) if kind == "stream" else {}))
+            shutil.rmtree(where, ignore_errors=True)
+    compared = {"digests": digests}
+    if "java_connector/batch" in digests:
+        for kind in ("batch", "stream"):
+            compared[f"{kind}_equal"] = digests[f"source/{kind}"] == digests[f"java_connector/{kind}"]
+    return compared
 
 
 def measure_pypaimon(table, rows: int, repeats: int) -> dict:
@@ -406,13 +567,17 @@ def measure_pypaimon(table, rows: int, repeats: int) -> dict:
 
 
 def measure_startup(readers: Readers, repeats: int, workdir: str) -> dict:
+    """An ``AvailableNow`` query of each reader on a 10-row table into ``noop``, in a session
+    that is already up: from the stream DataFrame's creation (``load()``) through ``start()``
+    to termination, with a fresh checkpoint each time. For the Java connector the clock runs in
+    this process around the request to its worker (one round trip, ``ipc_round_trip_ms`` in
+    the results, is included)."""
     runs = iter(range(1_000_000))
 
     def case(reader):
         def run():
             n = next(runs)
-            read = run_available_now(readers.stream(reader, "tiny", SMALL_DDL), "noop", "",
-                                     os.path.join(workdir, f"startup-{n}"))
+            read = readers.available_now(reader, "tiny", SMALL_DDL, "noop", "", os.path.join(workdir, f"startup-{n}"))
             assert read == 10, (reader, read)
 
         return run
@@ -465,27 +630,6 @@ def measure_imports(warehouse: str, repeats: int) -> dict:
 # --- 3. latency -----------------------------------------------------------------------------------
 
 
-class ArrivalSink:
-    """foreachBatch sink: for each commit number, when its micro-batch reached the sink (entry)
-    and when the sink returned after reading the micro-batch's rows (end), epoch seconds."""
-
-    def __init__(self) -> None:
-        self.entered: dict[int, float] = {}
-        self.ended: dict[int, float] = {}
-        self.batches = 0
-        self._lock = threading.Lock()
-
-    def __call__(self, df, batch_id: int) -> None:
-        entered = time.time()
-        commits = {row["commit"] for row in df.select("commit").distinct().collect()}
-        ended = time.time()
-        with self._lock:
-            self.batches += 1
-            for n in commits:
-                self.entered.setdefault(n, entered)
-                self.ended.setdefault(n, ended)
-
-
 def start_follow_query(readers: Readers, name: str, mode: str, trigger: str, sink, workdir: str, tag: str,
                        extra: dict | None = None):
     stats_path = os.path.join(workdir, f"stats-{mode}-{tag}.json")
@@ -502,13 +646,57 @@ def start_follow_query(readers: Readers, name: str, mode: str, trigger: str, sin
     return query, stats_path
 
 
+class SourceFollow:
+    """This source following ``name`` from its latest snapshot in the benchmark's session."""
+
+    def __init__(self, readers: Readers, name: str, mode: str, trigger: str, workdir: str, tag: str) -> None:
+        self.sink = ArrivalSink()
+        self.query, stats_path = start_follow_query(readers, name, mode, trigger, self.sink, workdir, tag)
+        wait_for(lambda: read_stats(stats_path)["latest_calls"] >= 3, 120, f"{mode} triggers")
+
+    def arrivals(self) -> dict:
+        return self.sink.snapshot()
+
+    def stop(self) -> None:
+        self.query.stop()
+
+
+class JavaFollow:
+    """Paimon's Java connector following ``path`` from its latest snapshot (``scan.mode=latest``),
+    an :class:`ArrivalSink` in its worker. Started means its query answered a first trigger."""
+
+    def __init__(self, java: JavaConnector, path: str, trigger: str, checkpoint: str, tag: str) -> None:
+        self.java, self.name = java, tag
+        java.call("follow", name=tag, path=path, trigger=trigger, checkpoint=checkpoint,
+                  options={"scan.mode": "latest"})
+        wait_for(lambda: self.started(), 120, "the Java connector's query to start")
+
+    def started(self) -> bool:
+        state = self.arrivals()
+        return state["progress"] > 0 or state["message"] in ("Waiting for data to arrive", "Waiting for next trigger")
+
+    def arrivals(self) -> dict:
+        state = self.java.call("arrivals", name=self.name)
+        if state["exception"] or not state["active"]:
+            raise RuntimeError(f"the Java connector's query {self.name} stopped: {state['exception']}")
+        for key in ("entered", "ended"):  # JSON keys are strings
+            state[key] = {int(n): at for n, at in state[key].items()}
+        return state
+
+    def stop(self) -> None:
+        self.java.call("stop", name=self.name)
+
+
 def measure_latency(readers, table, mode: str, trigger: str, numbers: list[int], workdir: str, tag: str,
                     seed: int) -> dict:
     """End and entry latencies (ms) of the commits ``numbers``, after ``WARM_UP_COMMITS``
-    unmeasured ones (the first micro-batches also start the executors' Python workers)."""
-    sink = ArrivalSink()
-    query, stats_path = start_follow_query(readers, "small", mode, trigger, sink, workdir, tag)
-    wait_for(lambda: read_stats(stats_path)["latest_calls"] >= 3, 120, f"{mode} triggers")
+    unmeasured ones (the first micro-batches also start the executors' Python workers).
+    ``mode`` is one of :data:`MODES` for this source, or ``java_connector``."""
+    if mode == "java_connector":
+        follow = JavaFollow(readers.java, readers.table_uri("small"), trigger,
+                            os.path.join(workdir, f"checkpoint-{mode}-{tag}"), tag=f"latency-{tag}")
+    else:
+        follow = SourceFollow(readers, "small", mode, trigger, workdir, tag)
     rng = random.Random(seed)
     warm_up = [-(n + 1) - 1000 * seed for n in range(WARM_UP_COMMITS)]
     snapshot_of = {}
@@ -518,22 +706,25 @@ def measure_latency(readers, table, mode: str, trigger: str, numbers: list[int],
             commit_small(table, n)
             snapshot_of[n] = table.snapshot_manager().get_latest_snapshot().id
             if n in warm_up:
-                wait_for(lambda n=n: n in sink.ended, 300, f"{mode}: warm-up commit")
-        wait_for(lambda: all(n in sink.ended for n in numbers), 300, f"{mode}: every commit")
+                wait_for(lambda n=n: n in follow.arrivals()["ended"], 300, f"{mode}: warm-up commit")
+        wait_for(lambda: all(n in follow.arrivals()["ended"] for n in numbers), 300, f"{mode}: every commit")
+        arrived = follow.arrivals()
     finally:
-        query.stop()
+        follow.stop()
     snapshot_dir = os.path.join(readers.warehouse, "db.db", "small", "snapshot")
     committed = {n: os.stat(os.path.join(snapshot_dir, f"snapshot-{snapshot_of[n]}")).st_mtime_ns / 1e9 for n in numbers}
+    ended, entered = arrived["ended"], arrived["entered"]
     return {
-        "end_ms": [(sink.ended[n] - committed[n]) * 1000 for n in numbers],
-        "entry_ms": [(sink.entered[n] - committed[n]) * 1000 for n in numbers],
-        "micro_batches": len({sink.ended[n] for n in numbers}),
+        "end_ms": [(ended[n] - committed[n]) * 1000 for n in numbers],
+        "entry_ms": [(entered[n] - committed[n]) * 1000 for n in numbers],
+        "micro_batches": len({ended[n] for n in numbers}),
     }
 
 
 def measure_latencies(readers, table, commits: int, rounds: int, workdir: str) -> dict:
     """Every (trigger, mode) in alternating rounds, so drift in the machine's load hits all alike."""
-    keys = [(trigger, mode) for trigger in TRIGGERS for mode in MODES]
+    modes = list(MODES) + (["java_connector"] if readers.java else [])
+    keys = [(trigger, mode) for trigger in TRIGGERS for mode in modes]
     measured = {key: {"end_ms": [], "entry_ms": [], "micro_batches": 0} for key in keys}
     per_round, next_number = max(1, commits // rounds), 1
     before = load()
@@ -571,8 +762,24 @@ def start_moto():
     return server
 
 
-def measure_idle_s3(spark, server, workdir: str, idle_seconds: float) -> dict:
-    """Queries following idle ``s3://`` tables on moto; requests naming each table, from moto's log."""
+def s3a_conf(server) -> dict[str, str]:
+    """Hadoop S3A settings (as Spark conf) that point the Java connector's session at moto."""
+    return {
+        "spark.hadoop.fs.s3a.endpoint": server.endpoint_url,
+        "spark.hadoop.fs.s3a.endpoint.region": server.region,
+        "spark.hadoop.fs.s3a.path.style.access": "true",
+        "spark.hadoop.fs.s3a.connection.ssl.enabled": "false",
+        "spark.hadoop.fs.s3a.access.key": server.access_key,
+        "spark.hadoop.fs.s3a.secret.key": server.secret_key,
+        "spark.hadoop.fs.s3a.aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
+    }
+
+
+def measure_idle_s3(spark, server, workdir: str, idle_seconds: float, java: JavaConnector | None) -> dict:
+    """Queries following idle tables on moto, all at once, with ``processingTime="0 seconds"``:
+    this source on ``s3://`` (push and a storage check per trigger) and the Java connector on
+    ``s3a://`` (Hadoop's S3A, hadoop-aws). Requests naming each table are counted in moto's log,
+    URL-decoded (S3A names its table in LIST requests' ``prefix=`` query)."""
     from paimon_feed.spark.options import FORMAT_NAME
     from s3_support import s3_catalog_options
     from pypaimon import CatalogFactory
@@ -584,6 +791,8 @@ def measure_idle_s3(spark, server, workdir: str, idle_seconds: float) -> dict:
         catalog = CatalogFactory.create(options)
         catalog.create_database("db", True)
         tables = {"push": "idle_push", "storage-per-trigger": "idle_poll"}
+        if java:
+            tables["java_connector"] = "idle_java"
         for name in tables.values():
             commit_small(create_table(catalog, f"db.{name}", SMALL), 0)
         server.notify_queue(BUCKET, queue.queue_arn, prefix="wh/db.db/idle_push/snapshot/")
@@ -593,6 +802,8 @@ def measure_idle_s3(spark, server, workdir: str, idle_seconds: float) -> dict:
         catalog_options = {f"catalog.{k}": v for k, v in options.items() if k != "warehouse"}
         queries = {}
         for mode, name in tables.items():
+            if mode == "java_connector":
+                continue
             stats = os.path.join(workdir, f"idle-{mode}.json")
             query = (
                 spark.readStream.format(FORMAT_NAME).option("warehouse", options["warehouse"])
@@ -605,6 +816,10 @@ def measure_idle_s3(spark, server, workdir: str, idle_seconds: float) -> dict:
             queries[mode] = (query, stats)
         for mode, (_, stats) in queries.items():
             wait_for(lambda stats=stats: os.path.exists(stats), 120, f"the idle {mode} query to start")
+        java_follow = None
+        if java:
+            java_follow = JavaFollow(java, f"s3a://{BUCKET}/wh/db.db/idle_java", "0 seconds",
+                                     os.path.join(workdir, "idle-checkpoint-java"), tag="idle-java")
         time.sleep(5.0)  # start-up reads (catalog, schema, LATEST) fall out of the window
         before = load()
         offset = server.log_path.stat().st_size
@@ -616,9 +831,14 @@ def measure_idle_s3(spark, server, workdir: str, idle_seconds: float) -> dict:
             lines = handle.read().decode(errors="replace").splitlines()
         for query, _ in queries.values():
             query.stop()
+        if java_follow:
+            java_follow.arrivals()  # raises if its query failed during the window
+            java_follow.stop()
+        decoded = [urllib.parse.unquote(line) for line in lines]
         result: dict = {"window_s": window, "load_before": before, "load_after": load(), "modes": {}}
         for mode, name in tables.items():
-            requests = sum(1 for line in lines if f"db.db/{name}/" in line)
+            names_table = re.compile(rf"db\.db/{name}\b")
+            requests = sum(1 for line in decoded if names_table.search(line))
             result["modes"][mode] = {"table": name, "s3_requests": requests,
                                      "s3_requests_per_minute": requests * 60 / window}
         sqs = sum(1 for line in lines if _SQS_REQUEST.search(line))
@@ -634,27 +854,32 @@ def measure_idle_s3(spark, server, workdir: str, idle_seconds: float) -> dict:
 def targets(results: dict) -> dict:
     """The issue's four targets as ratios of this run's figures; None where a side is missing."""
     largest = results["throughput"][max(results["throughput"], key=int)]["cases"]
-    java = results["java_connector"].get("jars")
+    java = bool(results["java_connector"].get("jars"))
 
     def rate(case):
         return largest[case]["rows_per_s"] if case in largest else None
 
     startup = results["startup"]["cases"]
-    lat = results["latency"]["0 seconds"]
+    lat = results["latency"]
     idle = results["idle_s3"]["modes"]
-    noop_ratio = rate("source/batch/noop") / rate("python_ceiling/batch/noop")
+
+    def per_request_ratio(mode):
+        """``mode``'s idle requests over push's; None when push made none in the window (the
+        ratio is unbounded then)."""
+        return idle[mode]["s3_requests_per_minute"] / idle["push"]["s3_requests_per_minute"] if idle["push"]["s3_requests"] else None
+
     return {
-        "parquet_sink_vs_java": (rate("source/available_now/parquet") / rate("java_connector/available_now/parquet")) if java else None,
-        "noop_vs_python_ceiling": noop_ratio,
+        "parquet_sink_vs_java": rate("source/available_now/parquet") / rate("java_connector/available_now/parquet") if java else None,
+        "parquet_sink_batch_vs_java": rate("source/batch/parquet") / rate("java_connector/batch/parquet") if java else None,
+        "noop_vs_python_ceiling": rate("source/batch/noop") / rate("python_ceiling/batch/noop"),
         "noop_available_now_vs_python_ceiling": rate("source/available_now/noop") / rate("python_ceiling/available_now/noop"),
         "startup_minus_python_ceiling_s": startup["source"]["median_s"] - startup["python_ceiling"]["median_s"],
-        "latency_p50_vs_java": None,  # needs the Java connector's latency, measured only with its jars
-        "latency_p50_push_vs_poll": lat["push"]["p50_ms"] / lat["storage-per-trigger"]["p50_ms"],
-        # None when push made no request at all in the window (the ratio is unbounded then).
-        "idle_requests_poll_over_push": (
-            idle["storage-per-trigger"]["s3_requests_per_minute"] / idle["push"]["s3_requests_per_minute"]
-            if idle["push"]["s3_requests"] else None
-        ),
+        # push's commit -> end of micro-batch p50 over the Java connector's, per trigger.
+        "latency_p50_vs_java": {trigger: lat[trigger]["push"]["p50_ms"] / lat[trigger]["java_connector"]["p50_ms"]
+                                for trigger in TRIGGERS} if java else None,
+        "latency_p50_push_vs_poll": lat["0 seconds"]["push"]["p50_ms"] / lat["0 seconds"]["storage-per-trigger"]["p50_ms"],
+        "idle_requests_poll_over_push": per_request_ratio("storage-per-trigger"),
+        "idle_requests_java_over_push": per_request_ratio("java_connector") if java else None,
     }
 
 
@@ -677,6 +902,12 @@ def print_report(results: dict) -> None:
     print("\nS3 requests per idle minute (moto)")
     for mode, m in results["idle_s3"]["modes"].items():
         print(f"  {mode:<22}{m['s3_requests_per_minute']:>8.1f}")
+    print("\nWhat this source and the Java connector read, compared (untimed)")
+    for table, compared in [(size, t["reads_compared"]) for size, t in results["throughput"].items()] + [
+            ("pk", results["throughput_pk"]["reads_compared"])]:
+        print(f"  {table}: " + ", ".join(f"{k} {v}" for k, v in compared.items() if k.endswith("_equal")))
+        for reader, digest in compared["digests"].items():
+            print(f"    {reader:<24}{digest}")
     print(f"\ntargets: {json.dumps(results['targets'], indent=1)}")
     print(f"Java connector: {results['java_connector']}")
 
@@ -704,6 +935,7 @@ def main() -> None:
 
     import paimon_feed.spark
 
+    run_started = time.monotonic()
     java = fetch_java_connector()
     print(f"Java connector: {java}", flush=True)
     workdir = scratch_dir("paimon-feed-spark-bench-")
@@ -724,20 +956,25 @@ def main() -> None:
     small = create_table(catalog, "db.small", SMALL)
     commit_small(small, 0)
 
-    server = start_moto()  # before the session: its Python workers inherit the environment
+    server = start_moto()  # before the sessions: Python workers inherit the environment
+    java_connector = None
     try:
+        if java.get("jars"):
+            print(f"starting the Java connector's process (PySpark {CONNECTOR_PYSPARK}) ...", flush=True)
+            java_connector = JavaConnector(java["jars"], {"spark.sql.session.timeZone": "UTC", **s3a_conf(server)},
+                                           os.path.join(workdir, "java-connector.log"))
+            java.update(process=java_connector.ready)
+        java["jars"] = [os.path.basename(jar) for jar in java.get("jars", [])] or None
         builder = (
             SparkSession.builder.master("local[2]").appName("paimon-feed-spark-bench")
             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-            .config("spark.sql.shuffle.partitions", "2")
+            .config("spark.sql.shuffle.partitions", "2").config("spark.sql.session.timeZone", "UTC")
         )
-        if java.get("jars"):
-            builder = builder.config("spark.jars", ",".join(java["jars"]))
         spark = builder.getOrCreate()
         spark.sparkContext.setLogLevel("ERROR")
         paimon_feed.spark.register(spark)
         ArrowFilesSource.register(spark)
-        readers = Readers(spark, warehouse, java=bool(java.get("jars")))
+        readers = Readers(spark, warehouse, java=java_connector)
 
         results: dict = {
             "environment": {
@@ -752,14 +989,14 @@ def main() -> None:
         results["throughput_pk"] = measure_throughput(
             readers, "pk", args.pk_rows, args.repeats, workdir,
             batch_rows=args.pk_rows // 2, stream_rows=args.pk_rows, with_ceilings=False,
-            stream_options={"startingPosition": "earliest"})
+            stream_options={"source": {"startingPosition": "earliest"}, "java_connector": JAVA_CHANGELOG_OPTIONS})
         results["throughput_pk"]["table"] = "primary key, changelog-producer=input"
         print("start-up ...", flush=True)
         results["startup"] = measure_startup(readers, args.startup_repeats, workdir)
         results["startup"]["one_process"] = measure_imports(warehouse, args.startup_repeats)
         results["latency"] = measure_latencies(readers, small, args.latency_commits, args.latency_rounds, workdir)
         print(f"idle on moto: {args.idle_seconds:.0f} s ...", flush=True)
-        results["idle_s3"] = measure_idle_s3(spark, server, workdir, args.idle_seconds)
+        results["idle_s3"] = measure_idle_s3(spark, server, workdir, args.idle_seconds, java_connector)
         for rows in sizes:
             print(f"throughput: {rows:,} rows ...", flush=True)
             t = measure_throughput(readers, f"wide_{rows}", rows, args.repeats, workdir,
@@ -769,8 +1006,11 @@ def main() -> None:
             t["pypaimon_to_arrow_rows_per_s"] = measure_pypaimon(wide[rows], rows, args.repeats)
             results["throughput"][str(rows)] = t
         results["environment"]["load_at_end"] = load()
+        results["environment"]["run_s"] = time.monotonic() - run_started
         spark.stop()
     finally:
+        if java_connector:
+            java_connector.close()
         server.close()
     results["targets"] = targets(results)
 

@@ -77,3 +77,33 @@ def test_the_catch_up_figures_come_from_catchup_json(results):
     rendered = render_readme.render(readme, changed)
     assert "| 0.12× | ≤ 0.5× |" in rendered and "/ 98.8 |" in rendered
     assert "| 0.12× | ≤ 0.5× |" not in readme
+
+
+def test_the_java_connectors_figures_come_from_spark_json(results):
+    readme = (ROOT / "README.md").read_text()
+    assert results["spark"]["java_connector"].get("jars"), "spark.json holds a run with the Java connector"
+    changed = copy.deepcopy(results)
+    changed["spark"]["latency"]["1 second"]["java_connector"]["p50_ms"] = 4321.0
+    changed["spark"]["idle_s3"]["modes"]["java_connector"]["s3_requests_per_minute"] = 98765.4
+    changed["spark"]["throughput_pk"]["reads_compared"]["stream_equal"] = False
+    rendered = render_readme.render(readme, changed)
+    assert "| `1 second` | Paimon's Java connector (0.9.0 on Spark 3.5.9; it checks storage on every trigger) | 4321 |" in rendered
+    assert "98,765.4" in rendered
+    assert "Their reads differ on: primary key (stream)" in " ".join(rendered.split())
+    assert "Their reads differ" not in " ".join(readme.split())
+
+
+def test_without_the_java_connector_the_docs_say_why_and_measure_no_target_against_it(results):
+    changed = copy.deepcopy(results)
+    spark = changed["spark"]
+    spark["java_connector"] = {"artifact": "org.apache.paimon:paimon-spark-3.5:0.9.0", "error": "mvn is not on PATH"}
+    for trigger in ("0 seconds", "1 second"):
+        spark["latency"][trigger].pop("java_connector", None)
+    spark["idle_s3"]["modes"].pop("java_connector", None)
+    spark["targets"].update(parquet_sink_vs_java=None, parquet_sink_batch_vs_java=None,
+                            latency_p50_vs_java=None, idle_requests_java_over_push=None)
+    status = render_readme.spark_java_status(changed)
+    assert "is not in this table" in status and "mvn is not on PATH" in status
+    targets = render_readme.spark_targets(changed)
+    assert targets.count("not measured (no Java connector)") == 5
+    assert "Paimon's Java connector" not in render_readme.spark_vs_java(changed).splitlines()[0]
