@@ -327,11 +327,12 @@ def spark_targets(r: dict) -> str:
 
 
 def spark_startup_parts(r: dict) -> str:
-    """Where one Python process of the source spends its start-up (``python -X importtime``)."""
+    """Where a Python process of the source that opens the table spends its start-up
+    (``python -X importtime``)."""
     one = r["spark"]["startup"]["one_process"]
     m = one["modules_s"]
     return wrap(
-        f"One Python process of this source spends {one['import_source_s']:.2f} s importing it "
+        f"A Python process of this source that plans or reads spends {one['import_source_s']:.2f} s importing it "
         f"(PySpark's data source module alone: {m['pyspark.sql.datasource']:.2f} s) and "
         f"{one['open_table_s']:.2f} s opening the table, of which pypaimon's table module brings in "
         f"pandas ({m['pandas']:.2f} s), polars ({m['polars']:.2f} s) and requests "

@@ -1,7 +1,15 @@
-"""paimon-feed: an event-driven change feed for Apache Paimon tables — push instead of poll."""
+"""paimon-feed: an event-driven change feed for Apache Paimon tables — push instead of poll.
 
-from paimon_feed.batch import FeedBatch
-from paimon_feed.checkpoint import CheckpointStore
+The public names below are imported on first use (PEP 562): Spark imports
+``paimon_feed.spark`` in every Python process it starts for the source, and those processes
+must not pay for the asyncio feed, the notifiers and the planner they do not use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from paimon_feed.errors import (
     CheckpointConflictError,
     CheckpointError,
@@ -17,10 +25,15 @@ from paimon_feed.errors import (
     TableNotFoundError,
     UnsupportedTableError,
 )
-from paimon_feed.feed import ChangeFeed, FeedMetrics, SyncChangeFeed
-from paimon_feed.notifiers import LocalNotifier, Notifier, PollingNotifier, SnapshotHint
-from paimon_feed.planner import Planner
-from paimon_feed.start import StartPosition, parse_end, parse_start
+
+if TYPE_CHECKING:
+    from paimon_feed.batch import FeedBatch
+    from paimon_feed.checkpoint import CheckpointStore
+    from paimon_feed.feed import ChangeFeed, FeedMetrics, SyncChangeFeed
+    from paimon_feed.notifiers import LocalNotifier, Notifier, PollingNotifier, SnapshotHint
+    from paimon_feed.notifiers.sqs import SqsNotifier
+    from paimon_feed.planner import Planner
+    from paimon_feed.start import StartPosition, parse_end, parse_start
 
 __version__ = "0.1.0"
 
@@ -55,10 +68,33 @@ __all__ = [
     "__version__",
 ]
 
+#: public name -> the module that defines it, imported when the name is first used.
+_LAZY = {
+    "ChangeFeed": "paimon_feed.feed",
+    "SyncChangeFeed": "paimon_feed.feed",
+    "FeedMetrics": "paimon_feed.feed",
+    "FeedBatch": "paimon_feed.batch",
+    "Planner": "paimon_feed.planner",
+    "CheckpointStore": "paimon_feed.checkpoint",
+    "Notifier": "paimon_feed.notifiers",
+    "LocalNotifier": "paimon_feed.notifiers",
+    "PollingNotifier": "paimon_feed.notifiers",
+    "SnapshotHint": "paimon_feed.notifiers",
+    "SqsNotifier": "paimon_feed.notifiers.sqs",  # needs the [s3] extra
+    "StartPosition": "paimon_feed.start",
+    "parse_start": "paimon_feed.start",
+    "parse_end": "paimon_feed.start",
+}
 
-def __getattr__(name: str):
-    if name == "SqsNotifier":  # needs the [s3] extra
-        from paimon_feed.notifiers.sqs import SqsNotifier
 
-        return SqsNotifier
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

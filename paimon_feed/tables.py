@@ -13,7 +13,12 @@ import socket
 from typing import Any, Mapping
 from urllib.parse import urlparse
 
-from paimon_feed.errors import ConfigurationError, StorageError, TableNotFoundError
+from paimon_feed.errors import (
+    ConfigurationError,
+    StorageError,
+    TableNotFoundError,
+    UnsupportedTableError,
+)
 
 __all__ = [
     "check_reachable",
@@ -21,12 +26,14 @@ __all__ = [
     "open_catalog",
     "open_table",
     "parse_table_name",
+    "read_table_schema",
     "redact",
     "s3_endpoint",
 ]
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_$-]*")
 _SECRET_WORDS = ("secret", "password", "token", "credential", "key")
+_SCHEMA_PREFIX = "schema-"
 
 
 def parse_table_name(name: str) -> tuple[str, str]:
@@ -147,6 +154,70 @@ def open_table(
         raise TableNotFoundError(
             f"table {name} does not exist in warehouse {warehouse}"
         ) from exc
+
+
+def read_table_schema(
+    warehouse: str, name: str, options: Mapping[str, str] | None = None
+) -> tuple[Any, str]:
+    """The latest schema of table ``name`` (a pypaimon ``TableSchema``) and the table's root
+    URL (``file:///...`` for local tables), as :func:`open_table` would give them.
+
+    For tables of a filesystem catalog, the schema is read from the table's newest
+    ``schema/schema-N`` file, without opening the catalog or the table: pypaimon's catalog
+    and table modules import pandas, polars and requests when they load (about half a
+    second), its file IO and schema parsing do not. Other catalogs (``metastore``), branches
+    and system tables (``$`` in the name) are opened through the catalog.
+    """
+    database, table_name = parse_table_name(name)
+    options = dict(options or {})
+    if (
+        options.get("metastore", "filesystem") != "filesystem"
+        or "$" in name
+        or "scan.fallback-branch" in options
+    ):
+        table = open_table(warehouse, name, options)
+        return table.table_schema, _url(str(table.table_path))
+    from pypaimon.common.file_io import FileIO
+    from pypaimon.common.options import Options
+    from pypaimon.schema.table_schema import TableSchema
+
+    if not warehouse or not isinstance(warehouse, str):
+        raise ConfigurationError(f"invalid warehouse {warehouse!r}: give a path or URL")
+    try:
+        file_io = FileIO.get(warehouse, Options({**options, "warehouse": warehouse}))
+    except Exception as exc:
+        raise ConfigurationError(
+            f"cannot open warehouse {warehouse} with options {redact(options)}: {exc}"
+        ) from exc
+    # The filesystem catalog's layout, as pypaimon's FileSystemCatalog and SchemaManager
+    # build it: {warehouse}/{database}.db/{table}/schema/schema-{id}, the highest id latest.
+    path = f"{warehouse.rstrip('/')}/{database}.db/{table_name}"
+    schema_dir = f"{path}/schema"
+    try:
+        statuses = file_io.list_status(schema_dir) if file_io.exists(schema_dir) else []
+        ids = []
+        for status in statuses or ():
+            file_name = status.path.split("/")[-1]
+            if file_name.startswith(_SCHEMA_PREFIX) and file_name[len(_SCHEMA_PREFIX):].isdigit():
+                ids.append(int(file_name[len(_SCHEMA_PREFIX):]))
+        if not ids:
+            raise TableNotFoundError(f"table {name} does not exist in warehouse {warehouse}")
+        schema_path = f"{schema_dir}/{_SCHEMA_PREFIX}{max(ids)}"
+        text = file_io.read_file_utf8(schema_path)
+    except TableNotFoundError:
+        raise
+    except Exception as exc:
+        raise StorageError(f"table {name}: cannot read its schema in {schema_dir}: {exc}") from exc
+    try:
+        return TableSchema.from_json(text), _url(path)
+    except Exception as exc:
+        raise UnsupportedTableError(
+            f"table {name}: pypaimon cannot parse its schema file {schema_path}: {exc}"
+        ) from exc
+
+
+def _url(path: str) -> str:
+    return path if "://" in path else "file://" + os.path.abspath(path)
 
 
 def commit_arrow(table: Any, data: Any) -> None:

@@ -27,31 +27,26 @@ from paimon_feed.batch import FeedBatch
 from paimon_feed.checkpoint import CheckpointStore
 from paimon_feed.errors import (
     CheckpointError,
-    ConfigurationError,
     InvalidStartError,
     SnapshotExpiredError,
     StorageError,
-    TableNotFoundError,
 )
-from paimon_feed.notifiers import create_notifier
 from paimon_feed.planner import Planner
 from paimon_feed.planner import _pypaimon
 from paimon_feed.spark.offsets import FeedOffset
 from paimon_feed.spark.options import (
     DEFAULT_MAX_PARTITION_BYTES,
     DEFAULT_MIN_PARTITIONS,
-    InvalidOptionError,
     SourceOptions,
 )
 from paimon_feed.spark.schema import SNAPSHOT_ID_COLUMN, SchemaChangedError
+from paimon_feed.spark.table import load_table
 from paimon_feed.spark.tracker import SnapshotTracker, StorageCounter
-from paimon_feed.tables import open_table
 
 __all__ = [
     "SplitGroup",
     "StreamDriver",
     "load_table",
-    "check_notifier",
     "plan_batch",
     "pack_splits",
     "read_splits",
@@ -94,38 +89,6 @@ class SplitGroup:
     @property
     def last_snapshot_id(self) -> int:
         return self.snapshot_ids[-1]
-
-
-def load_table(options: SourceOptions) -> Any:
-    """Open the table the options name; errors name the option to fix."""
-    catalog_options = {k: v for k, v in options.catalog if k != "warehouse"}
-    try:
-        return open_table(options.warehouse, options.table, catalog_options)
-    except TableNotFoundError as exc:
-        raise TableNotFoundError(f"option table: {exc}") from exc
-    except ConfigurationError as exc:
-        raise InvalidOptionError(f"option warehouse / catalog.*: {exc}") from exc
-
-
-def check_notifier(options: SourceOptions, table_url: str) -> None:
-    """Fail now if ``notifier``/``queueUrl`` cannot serve this table."""
-    if not options.push:
-        return
-    try:
-        create_notifier(
-            options.notifier,
-            table_url,
-            poll_interval=options.poll_interval,
-            sqs_queue_url=options.queue_url,
-        )
-    except ConfigurationError as exc:
-        name = "queueUrl" if options.notifier == "sqs" and not options.queue_url else "notifier"
-        raise InvalidOptionError(f"option {name}: {exc}") from exc
-    except ImportError as exc:
-        raise InvalidOptionError(
-            f"option notifier={options.notifier!r} needs the [s3] extra: "
-            f"pip install 'paimon-feed[s3]' ({exc})"
-        ) from exc
 
 
 def _weight(split: Any) -> int:

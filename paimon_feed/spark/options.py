@@ -227,10 +227,6 @@ def parse_options(
     ``known_catalog_keys`` maps lower-case pypaimon option keys to their real spelling
     (default: every key pypaimon declares).
     """
-    if known_catalog_keys is None:
-        from paimon_feed.planner._pypaimon import canonical_option_keys
-
-        known_catalog_keys = canonical_option_keys()
     source: dict[str, str] = {}
     catalog: dict[str, str] = {}
     path = None
@@ -241,6 +237,10 @@ def parse_options(
             suffix = key[len(CATALOG_PREFIX):]
             if not suffix:
                 raise InvalidOptionError(f"option {key!r} names no catalog option after the prefix")
+            if known_catalog_keys is None:  # looked up only when there is a key to re-spell
+                from paimon_feed.planner._pypaimon import canonical_option_keys
+
+                known_catalog_keys = canonical_option_keys()
             catalog[_catalog_key(suffix, known_catalog_keys)] = str(value)
         elif lowered == "path":  # load("db.table")
             path = str(value)

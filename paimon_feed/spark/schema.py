@@ -32,12 +32,14 @@ declared Spark schema (``timestamp[us]``, ``list<element>``, nullability flags, 
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-import pyarrow as pa
 from pyspark.sql import types as T
 
 from paimon_feed.errors import ConfigurationError, FeedError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = [
     "ROW_KIND_COLUMN",
@@ -177,6 +179,8 @@ def conform(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
 
     Timestamps are truncated to microseconds (Spark's precision); every other cast is exact.
     """
+    import pyarrow as pa
+
     if batch.schema.equals(target):
         return batch
     missing = [name for name in target.names if batch.schema.get_field_index(name) < 0]

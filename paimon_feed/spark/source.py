@@ -9,12 +9,17 @@ Where things run: Spark builds the stream reader in several Python processes. Th
 answers offsets lives as long as the query and holds the :class:`StreamDriver` (created on the
 first offset call). Others only pickle the reader to ship ``read()`` to executors, so the
 reader's constructor does no work and its pickled state is just the options and the schema.
+
+Spark imports this module in each of those processes, so it imports only what all of them
+need: :mod:`~paimon_feed.spark.driver` (the planner, pypaimon's table and read modules) is
+imported by the callbacks that plan or read, and ``load()``'s schema comes from the table's
+schema file (:func:`~paimon_feed.spark.table.load_schema`).
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 from paimon_feed.spark import SparkNotInstalledError
 
@@ -38,18 +43,13 @@ except ImportError as exc:  # pragma: no cover - exercised by a subprocess test
         "read limits): pip install 'paimon-feed[spark]'"
     ) from exc
 
-from paimon_feed.planner._pypaimon import table_url
-from paimon_feed.spark.driver import (
-    SplitGroup,
-    StreamDriver,
-    check_notifier,
-    load_table,
-    plan_batch,
-    read_splits,
-)
 from paimon_feed.spark.offsets import FeedOffset
 from paimon_feed.spark.options import FORMAT_NAME, SourceOptions, parse_options
-from paimon_feed.spark.schema import arrow_schema, conform, spark_schema
+from paimon_feed.spark.schema import spark_schema
+from paimon_feed.spark.table import check_notifier, load_schema
+
+if TYPE_CHECKING:
+    from paimon_feed.spark.driver import SplitGroup, StreamDriver
 
 __all__ = [
     "PaimonFeedDataSource",
@@ -76,6 +76,9 @@ class PaimonFeedPartition(InputPartition):
 
 
 def _read(options: SourceOptions, schema: StructType, partition: InputPartition) -> Iterator:
+    from paimon_feed.spark.driver import SplitGroup, read_splits
+    from paimon_feed.spark.schema import arrow_schema, conform
+
     group = getattr(partition, "value", None)
     if not isinstance(group, SplitGroup):  # Spark's placeholder for a plan with no partitions
         return iter(())
@@ -103,11 +106,11 @@ class PaimonFeedDataSource(DataSource):
 
     def schema(self) -> StructType:
         options = self._source_options()
-        table = load_table(options)
-        check_notifier(options, table_url(table))
+        table_schema, table_url = load_schema(options)
+        check_notifier(options, table_url)
         return spark_schema(
             options.table,
-            table.fields,
+            table_schema.fields,
             include_row_kind=options.include_row_kind,
             include_snapshot_id=options.include_snapshot_id,
         )
@@ -128,6 +131,8 @@ class PaimonFeedBatchReader(DataSourceReader):
         self.schema = schema
 
     def partitions(self) -> Sequence[InputPartition]:
+        from paimon_feed.spark.driver import plan_batch
+
         return [PaimonFeedPartition(group) for group in plan_batch(self.options)]
 
     def read(self, partition: InputPartition) -> Iterator:
@@ -151,9 +156,11 @@ class PaimonFeedStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
         # Shipped to executors for read(): options and schema only, never the driver.
         return {"options": self.options, "schema": self.schema, "_driver": None}
 
-    def _get_driver(self) -> StreamDriver:
+    def _get_driver(self, *, follow: bool = True) -> StreamDriver:
         if self._driver is None:
-            self._driver = StreamDriver(self.options)
+            from paimon_feed.spark.driver import StreamDriver
+
+            self._driver = StreamDriver(self.options, follow=follow)
         return self._driver
 
     # offsets -----------------------------------------------------------------------------
@@ -178,9 +185,9 @@ class PaimonFeedStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
         return known.to_json() if known is not None else None
 
     def prepareForTriggerAvailableNow(self) -> None:
-        if self._driver is None:  # Spark calls this first: no notifier needed for the run
-            self._driver = StreamDriver(self.options, follow=False)
-        self._driver.prepare_available_now()
+        # Spark calls this before any offset, so the driver starts without a notifier: the run
+        # never needs to hear of later commits.
+        self._get_driver(follow=False).prepare_available_now()
 
     # planning and reading ----------------------------------------------------------------
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:

@@ -22,7 +22,6 @@ files) so the benchmark can report requests per idle minute.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import os
@@ -30,10 +29,12 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from paimon_feed.errors import ConfigurationError, StorageError
-from paimon_feed.notifiers import create_notifier
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = ["SnapshotTracker", "StorageCounter", "STORAGE_METHODS"]
 
@@ -142,6 +143,8 @@ class _NotifierThread:
             raise self._startup_error
 
     def _run(self) -> None:
+        import asyncio  # only a query that follows the table needs it (not AvailableNow)
+
         loop = asyncio.new_event_loop()
         self._loop = loop
         try:
@@ -160,6 +163,10 @@ class _NotifierThread:
             loop.close()
 
     async def _main(self) -> None:
+        import asyncio
+
+        from paimon_feed.notifiers import create_notifier
+
         self._task = asyncio.current_task()
         try:
             self._notifier = create_notifier(self.spec, self.table_url, **self.notifier_options)

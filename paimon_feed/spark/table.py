@@ -1,0 +1,67 @@
+"""The table the source's options name: its schema, the pypaimon table, the notifier check.
+
+Spark runs a source's callbacks in several Python processes, each importing what it uses:
+``load()`` asks for the schema in one, another pickles the reader for the executors, the
+query's offsets and planning live in a third, and the executors read in their own workers.
+Only the ones that plan or read need pypaimon's table (:func:`load_table`), whose modules
+import pandas, polars and requests when they load; the schema comes from the table's schema
+file (:func:`load_schema`) and costs none of that.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from paimon_feed.errors import ConfigurationError, TableNotFoundError
+from paimon_feed.spark.options import InvalidOptionError, SourceOptions
+from paimon_feed.tables import open_table, read_table_schema
+
+__all__ = ["load_schema", "load_table", "check_notifier"]
+
+
+def _catalog_options(options: SourceOptions) -> dict[str, str]:
+    return {k: v for k, v in options.catalog if k != "warehouse"}
+
+
+def load_schema(options: SourceOptions) -> tuple[Any, str]:
+    """The latest schema (pypaimon ``TableSchema``) of the table the options name, and the
+    table's root URL; errors name the option to fix."""
+    try:
+        return read_table_schema(options.warehouse, options.table, _catalog_options(options))
+    except TableNotFoundError as exc:
+        raise TableNotFoundError(f"option table: {exc}") from exc
+    except ConfigurationError as exc:
+        raise InvalidOptionError(f"option warehouse / catalog.*: {exc}") from exc
+
+
+def load_table(options: SourceOptions) -> Any:
+    """Open the table the options name; errors name the option to fix."""
+    try:
+        return open_table(options.warehouse, options.table, _catalog_options(options))
+    except TableNotFoundError as exc:
+        raise TableNotFoundError(f"option table: {exc}") from exc
+    except ConfigurationError as exc:
+        raise InvalidOptionError(f"option warehouse / catalog.*: {exc}") from exc
+
+
+def check_notifier(options: SourceOptions, table_url: str) -> None:
+    """Fail now if ``notifier``/``queueUrl`` cannot serve this table."""
+    if not options.push:
+        return
+    from paimon_feed.notifiers import create_notifier
+
+    try:
+        create_notifier(
+            options.notifier,
+            table_url,
+            poll_interval=options.poll_interval,
+            sqs_queue_url=options.queue_url,
+        )
+    except ConfigurationError as exc:
+        name = "queueUrl" if options.notifier == "sqs" and not options.queue_url else "notifier"
+        raise InvalidOptionError(f"option {name}: {exc}") from exc
+    except ImportError as exc:
+        raise InvalidOptionError(
+            f"option notifier={options.notifier!r} needs the [s3] extra: "
+            f"pip install 'paimon-feed[s3]' ({exc})"
+        ) from exc
