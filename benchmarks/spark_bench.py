@@ -192,11 +192,12 @@ def wait_for(condition, timeout: float, what: str) -> None:
         time.sleep(0.05)
 
 
-def interleaved(cases: dict, repeats: int) -> dict[str, list[float]]:
-    """Seconds per case: one warm-up round (imports, Python workers, file caches), then
-    ``repeats`` rounds that each run every case once, so drift in load hits all alike."""
-    for run in cases.values():
-        run()
+def interleaved(cases: dict, repeats: int, warm_ups: int = 1) -> dict[str, list[float]]:
+    """Seconds per case: ``warm_ups`` warm-up rounds (imports, Python workers, file caches),
+    then ``repeats`` rounds that each run every case once, so drift in load hits all alike."""
+    for _ in range(warm_ups):
+        for run in cases.values():
+            run()
     seconds: dict[str, list[float]] = {name: [] for name in cases}
     for round_index in range(repeats):
         print(f"  round {round_index + 1}/{repeats}, load {load()}", flush=True)
@@ -583,7 +584,7 @@ def measure_startup(readers: Readers, repeats: int, workdir: str) -> dict:
         return run
 
     before = load()
-    seconds = interleaved({reader: case(reader) for reader in readers.names()}, repeats)
+    seconds = interleaved({reader: case(reader) for reader in readers.names()}, repeats, warm_ups=2)  # local[2]: two executor workers to warm
     return {"table_rows": 10, "repeats": repeats, "load_before": before, "load_after": load(),
             "cases": {reader: {"seconds": s, "median_s": statistics.median(s)} for reader, s in seconds.items()}}
 
