@@ -1,18 +1,19 @@
 """Catch-up benchmark: a consumer with a backlog, paimon-feed vs pypaimon's
 ``AsyncStreamingTableScan``, same run, same tables, interleaved.
 
-    python benchmarks/catchup_bench.py [--snapshots 1000] [--s3-snapshots 300]
+    python benchmarks/catchup_bench.py [--snapshots 1000] [--s3-snapshots 1000]
                                        [--memory-snapshots 10000] [--repeats 3]
+                                       [--local-repeats 11]
                                        [--delay-ms 20] [--sqs-tables 10] [--sqs-commits 100]
 
 1. Catch-up of ``--snapshots`` local snapshots (5 rows each): time until every row is planned
-   and read; pypaimon and paimon-feed alternate run by run (median of ``--repeats``).
+   and read; pypaimon and paimon-feed alternate run by run (median of ``--local-repeats``).
    Then planning alone (no data read), both ways: what bounds the local ratio from below.
 2. Catch-up on S3 (``moto_server``), every request delayed ``--delay-ms`` by the fault proxy
    (``tests/reliability/fault_proxy.py``) so the figures reflect round trips; requests counted
    at the proxy. The table is written locally and uploaded as it is (a Paimon table is its
-   files; their paths are relative). ``--s3-snapshots`` defaults to 300: at 20 ms a request
-   pypaimon needs about 150 s per run for 1,000 here, which would not fit the time budget.
+   files; their paths are relative). At 20 ms a request pypaimon needs about 40 s per run for
+   1,000 snapshots here (``--s3-snapshots``), the feed about 14 s.
 3. ``to_arrow`` rows/s on the catch-up batch's splits: ``batch.to_arrow()`` vs pypaimon's
    ``TableRead.to_arrow`` on the same splits, alternating.
 4. Commit → batch through SQS on moto with ``--sqs-tables`` tables on one queue: the machinery
@@ -444,10 +445,10 @@ def run(args) -> dict:
     local = kept_warehouse(args.snapshots)
     table = open_bench_table({"warehouse": local})
     print("local catch-up ...", file=sys.stderr, flush=True)
-    results["local"] = measure_catch_up(table, args.snapshots, args.repeats)
+    results["local"] = measure_catch_up(table, args.snapshots, args.local_repeats)
     print("to_arrow ...", file=sys.stderr, flush=True)
-    results["to_arrow"] = measure_to_arrow(table, args.snapshots, args.repeats)
-    results["planning"] = measure_planning(table, args.snapshots, args.repeats)
+    results["to_arrow"] = measure_to_arrow(table, args.snapshots, args.local_repeats)
+    results["planning"] = measure_planning(table, args.snapshots, args.local_repeats)
     results["ceiling"] = ceiling(results)
     print("S3 catch-up ...", file=sys.stderr, flush=True)
     results["s3"] = measure_s3(kept_warehouse(args.s3_snapshots), args.s3_snapshots, args.repeats, args.delay_ms)
@@ -462,10 +463,12 @@ def run(args) -> dict:
 def parse_args(argv: list[str] | None = None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--snapshots", type=int, default=1000)
-    # pypaimon takes ~150 s per run for 1,000 snapshots at 20 ms per request on moto here
-    parser.add_argument("--s3-snapshots", type=int, default=300)
+    # pypaimon takes ~40 s per run for 1,000 snapshots at 20 ms per request on moto here
+    parser.add_argument("--s3-snapshots", type=int, default=1000)
     parser.add_argument("--memory-snapshots", type=int, default=10_000)
     parser.add_argument("--repeats", type=int, default=3)
+    # local runs take about a second each and move by +-20% on a shared machine: more of them
+    parser.add_argument("--local-repeats", type=int, default=11)
     parser.add_argument("--delay-ms", type=float, default=20.0)
     parser.add_argument("--sqs-tables", type=int, default=10)
     parser.add_argument("--sqs-commits", type=int, default=100)
