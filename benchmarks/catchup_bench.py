@@ -371,6 +371,30 @@ def measure_memory(warehouse: str, snapshots: int, interval_s: float = 0.05) -> 
     return results
 
 
+def measure_phases(table, snapshots: int, repeats: int) -> dict:
+    """Where one local catch-up's time goes, phase by phase (medians of ``repeats``): resolving
+    ``earliest``, reading the range's snapshot files for the safety check, the set-diff plan
+    (snapshots already read), and reading the batch's rows."""
+    from paimon_feed import Planner
+
+    phases: dict[str, list[float]] = {"resolve_start": [], "snapshot_reads": [], "plan": [], "read": []}
+
+    def timed(name, call):
+        started = time.perf_counter()
+        result = call()
+        phases[name].append(time.perf_counter() - started)
+        return result
+
+    for _ in range(repeats):
+        planner = Planner(table)
+        timed("resolve_start", lambda: planner.resolve_start("earliest"))
+        timed("snapshot_reads", lambda: planner._get_snapshots(range(1, snapshots + 1)))
+        batch = timed("plan", lambda: planner.next_batches(1, limit=16).batches[0])
+        rows = timed("read", lambda: batch.to_arrow().num_rows)
+        assert rows == snapshots * ROWS_PER_COMMIT, rows
+    return {name: statistics.median(values) for name, values in phases.items()}
+
+
 def ceiling(r: dict) -> dict:
     """The best local catch-up ratio with planning as fast as pypaimon's (the feed plans with
     pypaimon's scanners, so it cannot be faster) and no safety check: pypaimon's planning plus
@@ -449,6 +473,7 @@ def run(args) -> dict:
     print("to_arrow ...", file=sys.stderr, flush=True)
     results["to_arrow"] = measure_to_arrow(table, args.snapshots, args.local_repeats)
     results["planning"] = measure_planning(table, args.snapshots, args.local_repeats)
+    results["phases_s"] = measure_phases(table, args.snapshots, args.local_repeats)
     results["ceiling"] = ceiling(results)
     print("S3 catch-up ...", file=sys.stderr, flush=True)
     results["s3"] = measure_s3(kept_warehouse(args.s3_snapshots), args.s3_snapshots, args.repeats, args.delay_ms)

@@ -409,6 +409,24 @@ def catchup(r: dict) -> str:
     )
 
 
+def catchup_phases(r: dict) -> str:
+    """Where one local catch-up's time goes (catchup_bench.py's phase timings)."""
+    c = r["catchup"]
+    phases, arrow = c["phases_s"], c["to_arrow"]
+    n = c["args"]["snapshots"]
+    return wrap(
+        f"Where the time goes (one local catch-up of {n:,} snapshots, phase by phase, medians): "
+        f"resolving `earliest` {phases['resolve_start']:.3f} s (it looks for `snapshot-1` before "
+        f"listing the snapshot directory, whose listing stats every file); reading the range's "
+        f"{n:,} snapshot files for the safety check (is every one an append of one schema?) "
+        f"{phases['snapshot_reads']:.3f} s; the set-diff plan {phases['plan']:.3f} s, the same "
+        f"pypaimon scanners pypaimon's scan runs (reading the last snapshot's manifests, one per "
+        f"commit here) plus the manifest cache; reading the rows with pyarrow directly "
+        f"{phases['read']:.3f} s, against {arrow['pypaimon']['median_s']:.3f} s for pypaimon's "
+        f"reader on the same splits."
+    )
+
+
 def spark_idle(r: dict) -> str:
     idle = r["spark"]["idle_s3"]
     followers = [("push", "this source, push (`notifier=sqs`)"),
@@ -462,6 +480,7 @@ BLOCKS: dict[str, Callable[[dict], str]] = {
     "s3-idle": s3_idle,
     "s3-wake": s3_wake,
     "s3-stages": s3_stages,
+    "catchup-phases": catchup_phases,
     "s3-targets": s3_targets,
     "idle-pypaimon-s3": idle_pypaimon_s3,
     "spark-vs-java": spark_vs_java,

@@ -50,7 +50,7 @@ _PLANNING_THREADS = 4
 _SNAPSHOT_CACHE_ENTRIES = 4096
 # Metadata reads in flight when walking a range: an object store answers each in tens of ms
 # and serves many at once; a local disk answers in microseconds, where threads only add overhead.
-_READS_IN_FLIGHT_LOCAL = 4
+_READS_IN_FLIGHT_LOCAL = 1  # a local read costs less than handing it to a thread (GIL ping-pong)
 _READS_IN_FLIGHT_REMOTE = 16
 # Parsed manifests kept per planner: a catch-up of 8,000 commits fits (one manifest each).
 _MANIFEST_CACHE_ENTRIES = 8192
@@ -225,7 +225,7 @@ class Planner:
         """The snapshots of ``snapshot_ids`` (``None`` for missing ones), the ones not cached
         read :attr:`reads_in_flight` at a time."""
         missing = [i for i in snapshot_ids if i not in self._snapshot_cache]
-        if len(missing) > 1:
+        if len(missing) > 1 and self.reads_in_flight > 1:
             with ThreadPoolExecutor(max_workers=min(self.reads_in_flight, len(missing))) as pool:
                 list(pool.map(self._get_snapshot, missing))
         return [self._get_snapshot(i) for i in snapshot_ids]

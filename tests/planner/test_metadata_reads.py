@@ -60,15 +60,28 @@ def expected(table, commits) -> list:
 @pytest.mark.parametrize(
     "url, in_flight",
     [("s3://lake/wh/db.db/t", 16), ("s3a://lake/wh/db.db/t", 16), ("oss://b/wh/db.db/t", 16),
-     ("file:///tmp/wh/db.db/t", 4), ("/tmp/wh/db.db/t", 4)],
+     ("file:///tmp/wh/db.db/t", 1), ("/tmp/wh/db.db/t", 1)],
 )
 def test_reads_in_flight_depend_on_the_store(url, in_flight):
     assert reads_in_flight(url) == in_flight
 
 
+def test_on_a_local_disk_snapshots_are_read_one_after_another(append_table, monkeypatch):
+    for n in range(40):
+        commit(append_table, n)
+    planner = Planner(append_table)
+    assert planner.reads_in_flight == 1
+    snapshots = InFlight(append_table.file_io, "new_input_stream", "/snapshot/snapshot-", monkeypatch)
+    batches, position = plan_everything(planner, 1)
+    assert [b.kind for b in batches] == ["catch-up"] and position == 41
+    assert rows(batches) == expected(append_table, range(40))
+    assert snapshots.most == 1 and len(snapshots.by_path) >= 40
+
+
 def test_a_catch_up_reads_snapshots_and_manifests_concurrently_within_the_bound(append_table, monkeypatch):
     for n in range(40):
         commit(append_table, n)
+    monkeypatch.setattr(planner_module, "reads_in_flight", lambda url: 4)  # as for an object store
     planner = Planner(append_table)
     assert planner.reads_in_flight == 4
     snapshots = InFlight(append_table.file_io, "new_input_stream", "/snapshot/snapshot-", monkeypatch)
