@@ -122,3 +122,16 @@ def test_an_idle_push_feed_reads_one_file_per_safety_check(proxied, s3_queue):
     lines = asyncio.run(idle())
     assert 3 <= len(lines) <= 6, lines  # about one safety check per 0.5 s
     assert all(re.search(r"GET \S+/snapshot/snapshot-2 -> 404", line) for line in lines), lines
+
+
+def test_without_boto3_the_planner_reads_through_pyarrow(proxied, monkeypatch):
+    """The core install has no boto3: the one-GET path steps aside, nothing fails."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "boto3", None)  # "import boto3" raises ImportError
+    written, table, proxy = proxied
+    for n in range(2):
+        commit_rows(written, [n])
+    planner = Planner(table)
+    assert not planner.files.one_request
+    assert ids(planner.next_batches(1, limit=2).batches) == [0, 1]
