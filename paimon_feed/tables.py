@@ -93,7 +93,11 @@ def s3_endpoint(warehouse: str, options: Mapping[str, str] | None = None) -> str
 
 
 def check_reachable(
-    warehouse: str, options: Mapping[str, str] | None = None, *, timeout: float = 5.0
+    warehouse: str,
+    options: Mapping[str, str] | None = None,
+    *,
+    timeout: float = 5.0,
+    fix: str = "fs.s3.endpoint (--catalog-option) or AWS_ENDPOINT_URL",
 ) -> None:
     """Fail within ``timeout`` seconds if the warehouse's object store does not accept a
     connection, naming the endpoint; a no-op for local warehouses.
@@ -101,6 +105,7 @@ def check_reachable(
     pyarrow's S3 client retries a refused connection for over a minute before pypaimon reports
     it as a failure to load the schema; an entry point checks first, so a wrong endpoint is
     one clear message at once. A connection is all it tries: no request, no credentials.
+    ``fix`` names, in the entry point's terms, where the endpoint is set.
     """
     endpoint = s3_endpoint(warehouse, options)
     if endpoint is None:
@@ -119,7 +124,7 @@ def check_reachable(
         reason = exc.strerror or str(exc) or type(exc).__name__
         raise StorageError(
             f"cannot reach the S3 endpoint {endpoint} of warehouse {warehouse}: {reason}; "
-            f"check fs.s3.endpoint (--catalog-option) or AWS_ENDPOINT_URL, and the network"
+            f"check {fix}, and the network"
         ) from exc
 
 

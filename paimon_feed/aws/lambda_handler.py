@@ -127,7 +127,7 @@ from paimon_feed.notifiers.base import normalize_table_url
 from paimon_feed.notifiers.events import MalformedMessageError, parse_lambda_event
 from paimon_feed.planner import Planner
 from paimon_feed.start import parse_start
-from paimon_feed.tables import open_catalog, open_table, parse_table_name, redact
+from paimon_feed.tables import check_reachable, open_catalog, open_table, parse_table_name, redact
 
 __all__ = [
     "handler",
@@ -342,6 +342,11 @@ def _catalog(config: HandlerConfig) -> Any:
     with _cache_lock:
         catalog = _catalogs.get(key)
     if catalog is None:
+        # Seconds, not the minute pyarrow retries an unreachable endpoint for.
+        check_reachable(
+            config.warehouse, config.catalog_options,
+            fix=f"fs.s3.endpoint in {ENV_CATALOG_OPTIONS} (or AWS_ENDPOINT_URL), the VPC's route to S3",
+        )
         catalog = open_catalog(config.warehouse, config.catalog_options)
         with _cache_lock:
             _catalogs[key] = catalog

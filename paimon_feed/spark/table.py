@@ -14,7 +14,7 @@ from typing import Any
 
 from paimon_feed.errors import ConfigurationError, TableNotFoundError
 from paimon_feed.spark.options import InvalidOptionError, SourceOptions
-from paimon_feed.tables import open_table, read_table_schema
+from paimon_feed.tables import check_reachable, open_table, read_table_schema
 
 __all__ = ["load_schema", "load_table", "check_notifier"]
 
@@ -25,7 +25,13 @@ def _catalog_options(options: SourceOptions) -> dict[str, str]:
 
 def load_schema(options: SourceOptions) -> tuple[Any, str]:
     """The latest schema (pypaimon ``TableSchema``) of the table the options name, and the
-    table's root URL; errors name the option to fix."""
+    table's root URL; errors name the option to fix. Spark asks for it at ``load()``, on the
+    driver: an unreachable S3 endpoint fails there within seconds (pyarrow would retry it for
+    over a minute)."""
+    check_reachable(
+        options.warehouse, _catalog_options(options),
+        fix="option catalog.fs.s3.endpoint (or AWS_ENDPOINT_URL)",
+    )
     try:
         return read_table_schema(options.warehouse, options.table, _catalog_options(options))
     except TableNotFoundError as exc:

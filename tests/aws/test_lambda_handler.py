@@ -10,6 +10,7 @@ import importlib
 import json
 import logging
 import os
+import socket
 import threading
 import time
 from collections import Counter
@@ -474,3 +475,18 @@ def test_secrets_are_never_logged_and_warm_invocations_reuse_the_catalog(
     assert caplog.records and SECRET not in caplog.text
     config = lambda_handler.HandlerConfig.from_env()
     assert SECRET not in repr(config) and SECRET not in json.dumps(config.describe())
+
+
+def test_an_unreachable_s3_endpoint_fails_the_tables_messages_naming_it(lake, processors, monkeypatch, caplog):
+    table = lake.append_table("db.events")
+    tables.commit(table, 1)
+    event = lake.sqs_event()
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        endpoint = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    monkeypatch.setenv("PAIMON_FEED_CATALOG_OPTIONS", json.dumps({**lake.options, "fs.s3.endpoint": endpoint}))
+    lambda_handler.clear_caches()
+    response = handler(event, FakeContext())
+    assert failures(response) == ids_for_tables(event, {"db.events"}) != set()
+    assert f"cannot reach the S3 endpoint {endpoint}" in caplog.text
+    assert "PAIMON_FEED_CATALOG_OPTIONS" in caplog.text and processors.DELIVERED == []

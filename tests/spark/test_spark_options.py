@@ -158,3 +158,19 @@ def test_missing_pyspark_raises_an_import_error_with_the_install_hint():
     )
     assert result.stdout.startswith("SparkNotInstalledError")
     assert "pip install 'paimon-feed[spark]'" in result.stdout
+
+
+def test_an_unreachable_s3_endpoint_fails_at_load_naming_the_option():
+    import socket
+
+    from paimon_feed.errors import StorageError
+    from paimon_feed.spark.table import load_schema
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        endpoint = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    options = parse_options({
+        "warehouse": "s3://bucket/wh", "table": "db.events", "catalog.fs.s3.endpoint": endpoint,
+    })
+    with pytest.raises(StorageError, match=f"cannot reach the S3 endpoint {endpoint}.*catalog.fs.s3.endpoint"):
+        load_schema(options)
