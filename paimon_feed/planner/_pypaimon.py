@@ -307,13 +307,13 @@ class ManifestCache:
     Bounded by ``max_entries`` and by ``max_bytes``, the estimated memory of what it holds
     (raw bytes as they are, parsed entries by the measured size of one); least recently used
     first out. Thread-safe. ``reads`` counts files read from storage, ``hits`` reads saved.
+    Files are read through ``files`` (a :class:`~paimon_feed.planner._objects.MetadataFiles`:
+    one request each where the store allows).
     """
 
-    def __init__(
-        self, max_entries: int = 8192, max_bytes: int = 32 << 20, files: Any = None
-    ) -> None:
+    def __init__(self, files: Any, max_entries: int = 8192, max_bytes: int = 32 << 20) -> None:
+        self.files = files
         self.max_entries = max_entries
-        self.files = files  # a MetadataFiles: whole files in one request where storage allows
         self.max_bytes = max_bytes
         self._items: LRUCache = LRUCache(maxsize=max_bytes, getsizeof=lambda item: item[1])
         self._lock = threading.Lock()
@@ -344,14 +344,10 @@ class ManifestCache:
             while len(self._items) > self.max_entries:
                 self._items.popitem()
 
-    def _bytes(self, file_io: Any, path: str) -> bytes:
+    def _bytes(self, path: str) -> bytes:
         data = self._get(("bytes", path))
         if data is None:
-            if self.files is not None:
-                data = self.files.read(path)
-            else:
-                with file_io.new_input_stream(path) as stream:
-                    data = stream.read()
+            data = self.files.read(path)
             with self._lock:
                 self.reads += 1
             self._put(("bytes", path), data, len(data))
@@ -396,12 +392,12 @@ class ManifestCache:
         manager._paimon_feed_cache = self
         return manager
 
-    def prefetch(self, file_io: Any, files: list[tuple[str, int]], in_flight: int) -> int:
-        """Read the files of ``files`` (path, size) not held yet, ``in_flight`` at a time, as far
+    def prefetch(self, paths: list[tuple[str, int]], in_flight: int) -> int:
+        """Read the files of ``paths`` (path, size) not held yet, ``in_flight`` at a time, as far
         as they fit in half of each budget (so they are still held when planning gets to them);
         returns how many were read."""
         with self._lock:
-            missing = [(p, n) for p, n in dict(files).items() if ("bytes", p) not in self._items]
+            missing = [(p, n) for p, n in dict(paths).items() if ("bytes", p) not in self._items]
         wanted, budget = [], self.max_bytes // 2
         for path, size in missing[: self.max_entries // 2]:
             budget -= size or 0
@@ -411,7 +407,7 @@ class ManifestCache:
         if not wanted:
             return 0
         with ThreadPoolExecutor(max_workers=max(1, min(in_flight, len(wanted)))) as pool:
-            list(pool.map(lambda path: self._bytes(file_io, path), wanted))
+            list(pool.map(self._bytes, wanted))
         return len(wanted)
 
 
@@ -423,7 +419,7 @@ class _CachedManifestIO:
         self._cache = cache
 
     def new_input_stream(self, path: str) -> Any:
-        return io.BytesIO(self._cache._bytes(self._inner, path))
+        return io.BytesIO(self._cache._bytes(path))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
@@ -855,7 +851,7 @@ class SchemaPlanner:
         if self._prefetch:
             metas = lists.read_all(last) + (lists.read_all(start) if start is not None else [])
             self._manifests.prefetch(
-                lists.file_io, [(f"{lists.manifest_path}/{m.file_name}", m.file_size) for m in metas],
+                [(f"{lists.manifest_path}/{m.file_name}", m.file_size) for m in metas],
                 self._reads_in_flight,
             )
         if start is None:

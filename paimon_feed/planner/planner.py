@@ -179,7 +179,7 @@ class Planner:
         self.reads_in_flight = reads_in_flight(self.table_url)
         self.files = MetadataFiles(table.file_io)
         self.manifests = _pypaimon.ManifestCache(
-            _MANIFEST_CACHE_ENTRIES, _MANIFEST_CACHE_BYTES, files=self.files
+            self.files, _MANIFEST_CACHE_ENTRIES, _MANIFEST_CACHE_BYTES
         )
         self.catch_up_threshold = catch_up_threshold
         self.buckets = frozenset(buckets) if buckets is not None else None

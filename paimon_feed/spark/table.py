@@ -10,7 +10,8 @@ file (:func:`load_schema`) and costs none of that.
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+from typing import Any, Iterator
 
 from paimon_feed.errors import ConfigurationError, TableNotFoundError
 from paimon_feed.spark.options import InvalidOptionError, SourceOptions
@@ -28,22 +29,25 @@ def load_schema(options: SourceOptions) -> tuple[Any, str]:
     table's root URL; errors name the option to fix. Spark asks for it at ``load()``, on the
     driver: an unreachable S3 endpoint fails there within seconds (pyarrow would retry it for
     over a minute)."""
+    catalog_options = _catalog_options(options)
     check_reachable(
-        options.warehouse, _catalog_options(options),
-        fix="option catalog.fs.s3.endpoint (or AWS_ENDPOINT_URL)",
+        options.warehouse, catalog_options, fix="option catalog.fs.s3.endpoint (or AWS_ENDPOINT_URL)"
     )
-    try:
-        return read_table_schema(options.warehouse, options.table, _catalog_options(options))
-    except TableNotFoundError as exc:
-        raise TableNotFoundError(f"option table: {exc}") from exc
-    except ConfigurationError as exc:
-        raise InvalidOptionError(f"option warehouse / catalog.*: {exc}") from exc
+    with _naming_the_option():
+        return read_table_schema(options.warehouse, options.table, catalog_options)
 
 
 def load_table(options: SourceOptions) -> Any:
     """Open the table the options name; errors name the option to fix."""
-    try:
+    with _naming_the_option():
         return open_table(options.warehouse, options.table, _catalog_options(options))
+
+
+@contextlib.contextmanager
+def _naming_the_option() -> Iterator[None]:
+    """A missing table or a bad warehouse/catalog option, re-raised naming the Spark option."""
+    try:
+        yield
     except TableNotFoundError as exc:
         raise TableNotFoundError(f"option table: {exc}") from exc
     except ConfigurationError as exc:
