@@ -395,22 +395,6 @@ def measure_phases(table, snapshots: int, repeats: int) -> dict:
     return {name: statistics.median(values) for name, values in phases.items()}
 
 
-def ceiling(r: dict) -> dict:
-    """The best local catch-up ratio with planning as fast as pypaimon's (the feed plans with
-    pypaimon's scanners, so it cannot be faster) and no safety check: pypaimon's planning plus
-    the feed's read, over pypaimon's planning plus pypaimon's read."""
-    plan = r["planning"]["pypaimon"]["median_s"]
-    feed_read = r["to_arrow"]["paimon-feed"]["median_s"]
-    pypaimon_read = r["to_arrow"]["pypaimon"]["median_s"]
-    return {
-        "pypaimon_planning_s": plan,
-        "feed_planning_s": r["planning"]["paimon-feed"]["median_s"],
-        "pypaimon_read_s": pypaimon_read,
-        "feed_read_s": feed_read,
-        "ratio": (plan + feed_read) / (plan + pypaimon_read),
-    }
-
-
 # --- report ---------------------------------------------------------------------------------------
 
 
@@ -432,8 +416,6 @@ def report(r: dict) -> str:
         f"{arrow['ratio']:.2f}× | ≥ 1.0× |",
         f"| planning the catch-up alone (median s) | {r['planning']['pypaimon']['median_s']:.2f} | "
         f"{r['planning']['paimon-feed']['median_s']:.2f} | {r['planning']['ratio']:.2f}× | |",
-        f"| ceiling of the local ratio: pypaimon's planning + the feed's read | | | "
-        f"{r['ceiling']['ratio']:.2f}× | |",
         f"| commit → batch via SQS, {sqs['tables']} tables on one queue, p50 / p99 ms | | "
         f"{sqs['p50_ms']:.1f} / {sqs['p99_ms']:.1f} | | ≤ 50 / ≤ 150 |",
     ]
@@ -474,7 +456,6 @@ def run(args) -> dict:
     results["to_arrow"] = measure_to_arrow(table, args.snapshots, args.local_repeats)
     results["planning"] = measure_planning(table, args.snapshots, args.local_repeats)
     results["phases_s"] = measure_phases(table, args.snapshots, args.local_repeats)
-    results["ceiling"] = ceiling(results)
     print("S3 catch-up ...", file=sys.stderr, flush=True)
     results["s3"] = measure_s3(kept_warehouse(args.s3_snapshots), args.s3_snapshots, args.repeats, args.delay_ms)
     print("SQS ...", file=sys.stderr, flush=True)

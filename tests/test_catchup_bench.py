@@ -49,8 +49,6 @@ def test_catch_up_planning_and_to_arrow_read_every_row_both_ways(bench, warehous
     assert arrow["files"] == SNAPSHOTS
     planning = bench.measure_planning(table, SNAPSHOTS, repeats=1)
     assert planning["pypaimon"]["rows"] == planning["paimon-feed"]["rows"] == SNAPSHOTS  # files
-    ceiling = bench.ceiling({"to_arrow": arrow, "planning": planning})
-    assert 0 < ceiling["ratio"]
     phases = bench.measure_phases(table, SNAPSHOTS, repeats=1)  # checks the rows it read
     assert set(phases) == {"resolve_start", "snapshot_reads", "plan", "read"}
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from paimon_feed.s3_clients import file_io_options, s3_client_for_options
 
-__all__ = ["MetadataFiles"]
+__all__ = ["FilesystemPaths", "MetadataFiles"]
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +38,11 @@ class MetadataFiles:
     def __init__(self, file_io: Any) -> None:
         self.file_io = file_io
         self._client = _s3_client(file_io)
+        # pypaimon's local FileIO turns every path into a file system path (URL parsing, pathlib)
+        # and stats it before opening: more than the read itself costs.
+        self._local = (
+            FilesystemPaths(file_io) if type(file_io).__name__ == "LocalFileIO" else None
+        )
 
     @property
     def one_request(self) -> bool:
@@ -45,6 +50,9 @@ class MetadataFiles:
         return self._client is not None
 
     def read(self, path: str) -> bytes:
+        if self._local is not None:
+            with open(self._local(path), "rb") as stream:
+                return stream.read()
         if self._client is None:
             with self.file_io.new_input_stream(path) as stream:
                 return stream.read()
@@ -59,6 +67,33 @@ class MetadataFiles:
             raise
         with contextlib.closing(response["Body"]) as body:
             return body.read()
+
+
+class FilesystemPaths:
+    """``file_io.to_filesystem_path`` for the files of a table, each directory converted once.
+
+    pypaimon parses every path as a URL (and locally builds a ``pathlib`` path) to convert it;
+    a plan names thousands of files in a few directories. A plain file name (no URL syntax, no
+    escapes) joined to its converted directory is what converting the whole path gives; any
+    other name is converted whole.
+    """
+
+    def __init__(self, file_io: Any) -> None:
+        self.file_io = file_io
+        self._directories: dict[str, str] = {}
+
+    def __call__(self, path: str) -> str:
+        directory, _, name = path.rpartition("/")
+        if not directory or not name or name in (".", "..") or any(c in name for c in "%?#:;\\"):
+            return self.file_io.to_filesystem_path(path)
+        converted = self._directories.get(directory)
+        if converted is None:
+            if len(self._directories) >= 4096:  # bounded: a table's directories, not its files
+                self._directories.clear()
+            converted = self._directories[directory] = self.file_io.to_filesystem_path(directory)
+        if converted in ("", "."):  # a relative or bucket-level directory: convert it whole
+            return self.file_io.to_filesystem_path(path)
+        return f"{converted.rstrip('/')}/{name}"
 
 
 def _s3_client(file_io: Any) -> Any:

@@ -179,7 +179,8 @@ class Planner:
         self.reads_in_flight = reads_in_flight(self.table_url)
         self.files = MetadataFiles(table.file_io)
         self.manifests = _pypaimon.ManifestCache(
-            self.files, _MANIFEST_CACHE_ENTRIES, _MANIFEST_CACHE_BYTES
+            self.files, _MANIFEST_CACHE_ENTRIES, _MANIFEST_CACHE_BYTES,
+            local=self.reads_in_flight == _READS_IN_FLIGHT_LOCAL,
         )
         self.catch_up_threshold = catch_up_threshold
         self.buckets = frozenset(buckets) if buckets is not None else None

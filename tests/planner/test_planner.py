@@ -98,9 +98,11 @@ def test_an_idle_check_costs_one_storage_call(append_table):
 
     inner = append_table.file_io
     planner._snapshots.file_io = planner.files.file_io = Counting()
+    read = planner.files.read
+    planner.files.read = lambda path: calls.append("read") or read(path)
     planned = planner.next_batches(2, limit=8)
     assert planned.batches == () and planned.next_snapshot_id == 2
-    assert calls == ["new_input_stream"]  # one read, not an existence check and a read
+    assert calls == ["read"]  # one read, not an existence check and a read
 
 
 def test_expiry_is_detected_only_when_asked_and_names_the_snapshot(append_table):
@@ -153,11 +155,13 @@ def test_a_hint_saves_the_look_ahead_probe_and_hands_its_batch_over_first(append
             return attribute
 
     planner._snapshots.file_io = planner.files.file_io = Counting()
+    read = planner.files.read
+    planner.files.read = lambda path: calls.append(("read", path.rsplit("/", 1)[-1])) or read(path)
     planned = planner.next_batches(2, limit=8, hinted_snapshot_id=2)
     assert [b.snapshot_id for b in planned.batches] == [2]
     assert planned.more and planned.next_snapshot_id == 3
     snapshot_calls = [c for c in calls if c[1].startswith("snapshot-")]
-    assert snapshot_calls == [("new_input_stream", "snapshot-2")]  # no probe of 3, none of 2 + 1
+    assert snapshot_calls == [("read", "snapshot-2")]  # no probe of 3, none of 2 + 1
     # without the hint, the same round probes ahead and plans the rest as a catch-up
     assert [b.kind for b in Planner(append_table, catch_up_threshold=1).next_batches(2, limit=8).batches] == ["catch-up"]
 

@@ -25,19 +25,21 @@ from support.tables import (
 
 
 class CountingReads:
-    """Counts snapshot-file reads and existence checks on a table's real FileIO."""
+    """Counts a planner's snapshot-file reads and existence checks: on the table's real FileIO
+    (pypaimon's calls) and on the planner's metadata reader (which opens local files itself)."""
 
-    def __init__(self, file_io, monkeypatch):
+    def __init__(self, planner, monkeypatch):
         self.by_path: dict[str, int] = {}
-        for name in ("read_file_utf8", "new_input_stream", "exists"):
-            original = getattr(file_io, name)
+        calls = [(planner.file_io, name) for name in ("read_file_utf8", "new_input_stream", "exists")]
+        for owner, name in calls + [(planner.files, "read")]:
+            original = getattr(owner, name)
 
             def counted(path, *args, _original=original, **kwargs):
                 if "/snapshot/snapshot-" in str(path):
                     self.by_path[str(path)] = self.by_path.get(str(path), 0) + 1
                 return _original(path, *args, **kwargs)
 
-            monkeypatch.setattr(file_io, name, counted)
+            monkeypatch.setattr(owner, name, counted)
 
     @property
     def total(self) -> int:
@@ -62,7 +64,7 @@ def overwritten_table(tmp_path_factory):
 def test_a_long_run_of_overwrites_costs_linear_reads(overwritten_table, monkeypatch, threshold):
     append_table, skipped = overwritten_table, SKIPPED
     planner = Planner(append_table, catch_up_threshold=threshold)
-    reads = CountingReads(append_table.file_io, monkeypatch)
+    reads = CountingReads(planner, monkeypatch)
     batches, position = plan_rounds(planner, 2)
     assert [(b.first_snapshot_id, b.snapshot_id) for b in batches] == [(2, skipped + 2)]
     assert position == skipped + 3
@@ -84,7 +86,7 @@ def test_a_changelog_table_that_never_compacts_is_skipped_in_linear_reads(cat, m
     for n in range(150):  # pypaimon never compacts: no snapshot carries a changelog
         commit_arrow(table, pa.Table.from_pylist([{"id": n % 7, "v": n}], schema=schema))
     planner = Planner(table)
-    reads = CountingReads(table.file_io, monkeypatch)
+    reads = CountingReads(planner, monkeypatch)
     batches, position = plan_rounds(planner, 1)
     assert batches == [] and position == 151
     assert reads.total <= 3 * 150 + 20, reads.total  # was ~45,000 for 300
@@ -194,7 +196,7 @@ def test_a_transient_error_is_still_a_storage_error(append_table, monkeypatch):
     def unreachable(path, *args, **kwargs):
         raise ConnectionResetError("connection reset by peer")
 
-    monkeypatch.setattr(append_table.file_io, "new_input_stream", unreachable)
+    monkeypatch.setattr(planner.files, "read", unreachable)
     with pytest.raises(StorageError, match="connection reset"):
         planner.next_batches(1, limit=8)
 
