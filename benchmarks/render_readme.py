@@ -432,10 +432,19 @@ def spark_idle(r: dict) -> str:
                  ("storage-per-trigger", "this source, checking storage on every trigger")]
     if "java_connector" in idle["modes"]:
         followers.append(("java_connector", f"Paimon's Java connector ({_java_versions(r)}, `s3a://`)"))
-    rows = [[label, f"{idle['modes'][key]['s3_requests_per_minute']:,.1f}"] for key, label in followers]
-    rows.append(["(the SQS queue's long polls, per queue)", f"{idle['sqs_requests_per_minute']:.1f} SQS requests"])
+    def cost(mode: dict) -> str:
+        return f"${mode['usd_per_month']:,.2f}" if "usd_per_month" in mode else "–"
+
+    def kinds(mode: dict) -> str:
+        by_kind = mode.get("s3_requests_by_kind", {})
+        return ", ".join(f"{kind} {n:,}" for kind, n in sorted(by_kind.items(), key=lambda kv: -kv[1])) or "–"
+
+    rows = [[label, f"{idle['modes'][key]['s3_requests_per_minute']:,.1f}", kinds(idle["modes"][key]),
+             cost(idle["modes"][key])] for key, label in followers]
+    rows.append(["(the SQS queue's long polls, per queue)", f"{idle['sqs_requests_per_minute']:.1f} SQS requests", "", ""])
     return table([f"an idle table on moto followed by ({idle['window_s']:.0f} s window, `processingTime=\"0 seconds\"`)",
-                  "S3 requests / minute"], ["---", "---:"], rows)
+                  "S3 requests / minute", "in the window, by kind", "USD per idle table-month"],
+                 ["---", "---:", "---", "---:"], rows)
 
 
 def _scenario(outcome: dict) -> str:

@@ -49,6 +49,7 @@ shared 2-core machine move with them. ``--smoke`` runs every part at toy size in
 from __future__ import annotations
 
 import argparse
+import collections
 import glob
 import hashlib
 import importlib.metadata
@@ -118,6 +119,33 @@ WORKER = os.path.join(HERE, "java_connector_worker.py")
 JAVA_CHANGELOG_OPTIONS = {"scan.mode": "from-snapshot", "scan.snapshot-id": "1"}
 BUCKET = "spark-bench"
 _SQS_REQUEST = re.compile(r'"POST /(?:[0-9]{12}/\S*)? HTTP')
+_ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
+#: One S3 request in moto's log (path-style addressing): method, bucket, key, query.
+_S3_REQUEST = re.compile(r'"(?P<method>[A-Z]+) /(?P<bucket>[^/?\s]+)/?(?P<key>[^?\s]*)(?:\?(?P<query>\S*))? HTTP')
+#: S3 Standard request prices in us-east-1 at the time of writing, USD per 1,000 requests (the
+#: same list prices as docs/s3.md; check the current price list). DELETE is free.
+S3_USD_PER_1000 = {"LIST": 0.005, "PUT": 0.005, "GET": 0.0004, "HEAD": 0.0004, "DELETE": 0.0}
+
+
+def s3_request_kind(line: str) -> str | None:
+    """What an S3 request in a (URL-decoded) moto log line is billed as: ``LIST`` (a GET of a
+    bucket, with or without a prefix), ``GET``, ``HEAD``, ``PUT`` (PUT, POST and COPY) or
+    ``DELETE``; ``None`` for a line that is no S3 request."""
+    match = _S3_REQUEST.search(_ANSI_ESCAPE.sub("", line))  # moto colours non-200 answers
+    if match is None:
+        return None
+    method = match["method"]
+    if method == "GET":
+        return "LIST" if not match["key"] else "GET"
+    if method in ("PUT", "POST"):
+        return "PUT"
+    return method if method in S3_USD_PER_1000 else None
+
+
+def usd_per_month(requests_per_minute_by_kind: dict[str, float]) -> float:
+    """What requests at these rates cost in 30 days at :data:`S3_USD_PER_1000`."""
+    minutes = 60 * 24 * 30
+    return sum(rate * minutes * S3_USD_PER_1000[kind] / 1000 for kind, rate in requests_per_minute_by_kind.items())
 
 
 # --- tables ---------------------------------------------------------------------------------------
@@ -839,9 +867,13 @@ def measure_idle_s3(spark, server, workdir: str, idle_seconds: float, java: Java
         result: dict = {"window_s": window, "load_before": before, "load_after": load(), "modes": {}}
         for mode, name in tables.items():
             names_table = re.compile(rf"db\.db/{name}\b")
-            requests = sum(1 for line in decoded if names_table.search(line))
-            result["modes"][mode] = {"table": name, "s3_requests": requests,
-                                     "s3_requests_per_minute": requests * 60 / window}
+            mine = [line for line in decoded if names_table.search(line)]
+            kinds = collections.Counter(s3_request_kind(line) or "other" for line in mine)
+            per_minute = {kind: n * 60 / window for kind, n in kinds.items() if kind != "other"}
+            result["modes"][mode] = {"table": name, "s3_requests": len(mine),
+                                     "s3_requests_per_minute": len(mine) * 60 / window,
+                                     "s3_requests_by_kind": dict(kinds),
+                                     "usd_per_month": usd_per_month(per_minute)}
         sqs = sum(1 for line in lines if _SQS_REQUEST.search(line))
         result["sqs_requests_per_minute"] = sqs * 60 / window
         return result
@@ -902,7 +934,8 @@ def print_report(results: dict) -> None:
             print(f"  {trigger:<10} {mode:<22} p50 {m['p50_ms']:>6.0f}  p95 {m['p95_ms']:>6.0f}  (entry p50 {m['entry_p50_ms']:.0f})")
     print("\nS3 requests per idle minute (moto)")
     for mode, m in results["idle_s3"]["modes"].items():
-        print(f"  {mode:<22}{m['s3_requests_per_minute']:>8.1f}")
+        print(f"  {mode:<22}{m['s3_requests_per_minute']:>8.1f}   {m['s3_requests_by_kind']}   "
+              f"${m['usd_per_month']:,.2f} per idle table-month")
     print("\nWhat this source and the Java connector read, compared (untimed)")
     for table, compared in [(size, t["reads_compared"]) for size, t in results["throughput"].items()] + [
             ("pk", results["throughput_pk"]["reads_compared"])]:
