@@ -68,6 +68,23 @@ class MetadataFiles:
         with contextlib.closing(response["Body"]) as body:
             return body.read()
 
+    def exists(self, path: str) -> bool:
+        """Whether the file ``path`` exists: one HEAD on S3 (pyarrow's file system follows the
+        HEAD of a missing key with a LIST, to see whether it is a directory), pypaimon's FileIO
+        elsewhere."""
+        if self._client is None:
+            return bool(self.file_io.exists(path))
+        from botocore.exceptions import ClientError
+
+        bucket, _, key = self.file_io.to_filesystem_path(path).partition("/")
+        try:
+            self._client.head_object(Bucket=bucket, Key=key)
+        except ClientError as exc:
+            if str(exc.response.get("Error", {}).get("Code")) in _MISSING_CODES:
+                return False
+            raise
+        return True
+
 
 class FilesystemPaths:
     """``file_io.to_filesystem_path`` for the files of a table, each directory converted once.

@@ -269,8 +269,8 @@ class StreamDriver:
         self.planner = Planner(
             self.table, include_row_kind=options.include_row_kind, overwrite=options.overwrite
         )
-        if self.planner.files.one_request:  # its S3 GETs do not go through the FileIO
-            self.counter.instrument(self.planner.files, methods=("read",))
+        if self.planner.files.one_request:  # its S3 requests do not go through the FileIO
+            self.counter.instrument(self.planner.files, methods=("read", "exists"))
         self.table_name = self.planner.table_name
         self.checkpoint = (
             CheckpointStore.for_table(self.table, options.consumer_id)
@@ -285,6 +285,7 @@ class StreamDriver:
             poll_interval=options.poll_interval,
             sqs_queue_url=options.queue_url,
             counter=self.counter,
+            files=self.planner.files,
         )
         self.tracker.start()
         self._available_now_target: int | None = None

@@ -243,6 +243,9 @@ class SnapshotTracker:
         poll_interval: seconds between checks while the push source is down, and the polling
             notifier's interval.
         sqs_queue_url: the queue for ``sqs`` (or ``auto`` on ``s3://``).
+        files: what checks whether a snapshot file exists (the planner's
+            :class:`~paimon_feed.planner._objects.MetadataFiles`: one request on S3); the
+            table's FileIO if ``None``.
         clock: monotonic seconds (tests).
     """
 
@@ -256,6 +259,7 @@ class SnapshotTracker:
         poll_interval: float = 1.0,
         sqs_queue_url: str | None = None,
         counter: StorageCounter | None = None,
+        files: Any = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.table_url = table_url
@@ -264,6 +268,7 @@ class SnapshotTracker:
         self.counter = counter or StorageCounter()
         self._clock = clock
         self._file_io = table.file_io
+        self._exists_file = files.exists if files is not None else table.file_io.exists
         self._snapshots = table.snapshot_manager()
         self._known: int | None = None
         self._last_check: float | None = None
@@ -343,7 +348,7 @@ class SnapshotTracker:
 
     def _exists(self, snapshot_id: int) -> bool:
         self._probes += 1
-        return bool(self._file_io.exists(self._snapshots.get_snapshot_path(snapshot_id)))
+        return bool(self._exists_file(self._snapshots.get_snapshot_path(snapshot_id)))
 
     @property
     def known_latest(self) -> int | None:

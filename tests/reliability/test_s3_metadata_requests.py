@@ -135,3 +135,25 @@ def test_without_boto3_the_planner_reads_through_pyarrow(proxied, monkeypatch):
     planner = Planner(table)
     assert not planner.files.one_request
     assert ids(planner.next_batches(1, limit=2).batches) == [0, 1]
+
+
+def test_the_spark_sources_snapshot_checks_cost_one_request_each(proxied):
+    """The Spark driver's tracker probes for the next snapshot with one HEAD (pyarrow's file
+    system follows a missing key's HEAD with a LIST) and finds new snapshots the same way."""
+    from paimon_feed.spark.tracker import SnapshotTracker
+
+    written, table, proxy = proxied
+    commit_rows(written, [1])
+    planner = Planner(table)
+    assert planner.files.one_request
+    tracker = SnapshotTracker(table, planner.table_url, notifier=None, files=planner.files)
+    assert tracker.refresh() == 1
+    proxy.history.clear()
+    assert tracker.refresh() == 1  # idle: snapshot 2 is not there
+    assert metadata_requests(proxy) == {("HEAD", "snapshot"): 1}
+    assert not proxy.history_lines(r"list-type|\?prefix=|\?delimiter=")
+    commit_rows(written, [2])
+    commit_rows(written, [3])
+    proxy.history.clear()
+    assert tracker.refresh() == 3  # 2 and 3 found, 4 missing: a HEAD each
+    assert metadata_requests(proxy) == {("HEAD", "snapshot"): 3}
