@@ -25,6 +25,9 @@ from typing import Any, Callable
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 DOCS = ("README.md", "docs/s3.md", "infra/terraform/examples/complete/README.md")
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from s3_costs import S3_USD_PER_1000, usd_per_month  # noqa: E402  (the prices the benchmarks use)
+
 MARKER = re.compile(r"<!-- bench:(?P<name>[\w-]+) -->(?P<body>.*?)<!-- /bench:(?P=name) -->", re.DOTALL)
 
 
@@ -134,6 +137,27 @@ def s3_idle(r: dict) -> str:
     return table(
         ["an idle table followed by", "S3 requests / table-hour (server)", "FileIO calls / table-hour"],
         ["---", "---:", "---:"], rows,
+    )
+
+
+def s3_idle_cost(r: dict) -> str:
+    """What the idle tables of s3_bench.py cost a month, priced by request kind (s3_costs.py)."""
+    _pypaimon, _sqs, idle = _s3_modes(r)
+    poller, push = idle["idle_pypaimon"], idle["idle_push60"]
+    kinds = poller["s3_requests_by_kind"]
+    list_share = usd_per_month({"LIST": kinds.get("LIST", 0)}, 1) / usd_per_month(kinds, 1)
+    sqs_month = r["s3"]["latency"]["sqs_requests_per_hour"] * 24 * 30
+    return wrap(
+        f"At S3 Standard list prices in us-east-1 at the time of writing "
+        f"(${S3_USD_PER_1000['LIST']} per 1,000 LIST, ${S3_USD_PER_1000['GET']} per 1,000 HEAD/GET; "
+        f"check the current price list), an idle table followed by "
+        f"pypaimon's scan costs about ${poller['usd_per_month'] / 720:.2f} an hour, some "
+        f"${poller['usd_per_month']:,.0f} a month, {list_share:.0%} of it in LIST requests. The same "
+        f"table behind `ChangeFeed` + `SqsNotifier` costs about ${push['usd_per_month']:.2f} a month at "
+        f"the default `reconcile_interval`, plus the queue: "
+        f"{count(r['s3']['latency']['sqs_requests_per_hour'])} long polls an hour (about "
+        f"{round(sqs_month, -4):,.0f} SQS requests a month, within SQS's monthly free tier) and, per "
+        f"commit, one message sent by S3, received and deleted (receives and deletes are batched by ten)."
     )
 
 
@@ -486,6 +510,7 @@ BLOCKS: dict[str, Callable[[dict], str]] = {
     "s3": s3_readme,
     "s3-latency": s3_latency,
     "s3-idle": s3_idle,
+    "s3-idle-cost": s3_idle_cost,
     "s3-wake": s3_wake,
     "s3-stages": s3_stages,
     "catchup-phases": catchup_phases,

@@ -46,8 +46,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from datetime import datetime, timezone
-from urllib.parse import quote_plus
+from urllib.parse import quote_plus, unquote
 
 import pyarrow as pa
 
@@ -63,6 +64,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 from core_bench import CountingFileIO, arrivals, percentile  # noqa: E402
 from s3_support import MotoServer, s3_catalog_options, start_moto_server  # noqa: E402
 from scratch import scratch_dir  # noqa: E402  (removed at exit)
+from s3_costs import s3_request_kind, usd_per_month  # noqa: E402  (S3 request kinds and prices)
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("payload", pa.string())])
 BUCKET = "bench-lake"
@@ -299,15 +301,18 @@ def _stages(stages: dict, received: dict, visible: dict) -> dict:
 
 def _count_requests(log_lines: list[str]) -> dict:
     counts = {name: 0 for name in IDLE_TABLES}
+    kinds: dict[str, Counter] = {name: Counter() for name in IDLE_TABLES}
     sqs = 0
     for line in log_lines:
         if _SQS_REQUEST.search(line):
             sqs += 1
             continue
+        line = unquote(line)  # a LIST names its table in the (escaped) prefix of its query
         for name in IDLE_TABLES:
             if f"db.db/{name}/" in line:
                 counts[name] += 1
-    return {"s3_by_table": counts, "sqs": sqs}
+                kinds[name][s3_request_kind(line) or "other"] += 1
+    return {"s3_by_table": counts, "s3_kinds_by_table": kinds, "sqs": sqs}
 
 
 def measure_latency_and_idle(
@@ -429,6 +434,8 @@ def measure_latency_and_idle(
             "reconcile_interval_s": reconcile_interval,
             "s3_requests": server_counts["s3_by_table"][name],
             "s3_requests_per_hour": server_counts["s3_by_table"][name] * 3600 / server_idle_seconds,
+            "s3_requests_by_kind": dict(server_counts["s3_kinds_by_table"][name]),
+            "usd_per_month": usd_per_month(server_counts["s3_kinds_by_table"][name], server_idle_seconds),
             "fileio_calls": raw[mode]["idle_fileio_calls"][name],
             "fileio_calls_per_hour": raw[mode]["idle_fileio_calls"][name] * 3600 / consumer_seconds,
         }

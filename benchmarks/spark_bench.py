@@ -82,6 +82,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "interop"))
 from fetch_java import cache_dir  # noqa: E402  (the Java cache root shared with interop tests)
 from java_connector_worker import DIGEST_SQL, ArrivalSink  # noqa: E402  (the same fingerprint on both sides)
 from scratch import scratch_dir  # noqa: E402  (removed at exit)
+from s3_costs import s3_request_kind, usd_per_month  # noqa: E402  (S3 request kinds and prices)
 
 WIDE = pa.schema(
     [
@@ -119,33 +120,6 @@ WORKER = os.path.join(HERE, "java_connector_worker.py")
 JAVA_CHANGELOG_OPTIONS = {"scan.mode": "from-snapshot", "scan.snapshot-id": "1"}
 BUCKET = "spark-bench"
 _SQS_REQUEST = re.compile(r'"POST /(?:[0-9]{12}/\S*)? HTTP')
-_ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
-#: One S3 request in moto's log (path-style addressing): method, bucket, key, query.
-_S3_REQUEST = re.compile(r'"(?P<method>[A-Z]+) /(?P<bucket>[^/?\s]+)/?(?P<key>[^?\s]*)(?:\?(?P<query>\S*))? HTTP')
-#: S3 Standard request prices in us-east-1 at the time of writing, USD per 1,000 requests (the
-#: same list prices as docs/s3.md; check the current price list). DELETE is free.
-S3_USD_PER_1000 = {"LIST": 0.005, "PUT": 0.005, "GET": 0.0004, "HEAD": 0.0004, "DELETE": 0.0}
-
-
-def s3_request_kind(line: str) -> str | None:
-    """What an S3 request in a (URL-decoded) moto log line is billed as: ``LIST`` (a GET of a
-    bucket, with or without a prefix), ``GET``, ``HEAD``, ``PUT`` (PUT, POST and COPY) or
-    ``DELETE``; ``None`` for a line that is no S3 request."""
-    match = _S3_REQUEST.search(_ANSI_ESCAPE.sub("", line))  # moto colours non-200 answers
-    if match is None:
-        return None
-    method = match["method"]
-    if method == "GET":
-        return "LIST" if not match["key"] else "GET"
-    if method in ("PUT", "POST"):
-        return "PUT"
-    return method if method in S3_USD_PER_1000 else None
-
-
-def usd_per_month(requests_per_minute_by_kind: dict[str, float]) -> float:
-    """What requests at these rates cost in 30 days at :data:`S3_USD_PER_1000`."""
-    minutes = 60 * 24 * 30
-    return sum(rate * minutes * S3_USD_PER_1000[kind] / 1000 for kind, rate in requests_per_minute_by_kind.items())
 
 
 # --- tables ---------------------------------------------------------------------------------------
@@ -869,11 +843,10 @@ def measure_idle_s3(spark, server, workdir: str, idle_seconds: float, java: Java
             names_table = re.compile(rf"db\.db/{name}\b")
             mine = [line for line in decoded if names_table.search(line)]
             kinds = collections.Counter(s3_request_kind(line) or "other" for line in mine)
-            per_minute = {kind: n * 60 / window for kind, n in kinds.items() if kind != "other"}
             result["modes"][mode] = {"table": name, "s3_requests": len(mine),
                                      "s3_requests_per_minute": len(mine) * 60 / window,
                                      "s3_requests_by_kind": dict(kinds),
-                                     "usd_per_month": usd_per_month(per_minute)}
+                                     "usd_per_month": usd_per_month(kinds, window)}
         sqs = sum(1 for line in lines if _SQS_REQUEST.search(line))
         result["sqs_requests_per_minute"] = sqs * 60 / window
         return result

@@ -1,6 +1,6 @@
-"""The Spark benchmark's request classification for its idle-cost figure, checked against what a
-real ``moto_server`` logs for requests whose kinds are known (sent with boto3, and with pyarrow's
-S3 file system as pypaimon uses it)."""
+"""The benchmarks' S3 request classification for their idle-cost figures (``s3_costs.py``),
+checked against what a real ``moto_server`` logs for requests whose kinds are known (sent with
+boto3, and with pyarrow's S3 file system as pypaimon uses it)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="module")
 def bench():
     sys.path.insert(0, str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location("spark_bench", ROOT / "benchmarks" / "spark_bench.py")
+    spec = importlib.util.spec_from_file_location("s3_costs", ROOT / "benchmarks" / "s3_costs.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -66,9 +66,9 @@ def test_requests_moto_logs_are_billed_by_kind(bench, moto_server):
 
 
 def test_a_month_of_requests_is_priced_per_kind(bench):
-    minutes = 60 * 24 * 30
-    assert bench.usd_per_month({"LIST": 1000 / minutes}) == pytest.approx(0.005)
-    assert bench.usd_per_month({"GET": 1000 / minutes, "HEAD": 1000 / minutes}) == pytest.approx(0.0008)
-    assert bench.usd_per_month({"DELETE": 10.0}) == 0.0
+    month = 30 * 24 * 3600
+    assert bench.usd_per_month({"LIST": 1000}, month) == pytest.approx(0.005)
+    assert bench.usd_per_month({"GET": 10, "HEAD": 10}, month / 100) == pytest.approx(0.0008)
+    assert bench.usd_per_month({"DELETE": 10, "other": 3}, 60) == 0.0
     assert bench.s3_request_kind('127.0.0.1 - - [x] "POST /123456789012/q HTTP/1.1" 200 -') == "PUT"
     assert bench.s3_request_kind("a line that is no request") is None
