@@ -56,15 +56,7 @@ class MetadataFiles:
         if self._client is None:
             with self.file_io.new_input_stream(path) as stream:
                 return stream.read()
-        from botocore.exceptions import ClientError
-
-        bucket, _, key = self.file_io.to_filesystem_path(path).partition("/")
-        try:
-            response = self._client.get_object(Bucket=bucket, Key=key)
-        except ClientError as exc:
-            if str(exc.response.get("Error", {}).get("Code")) in _MISSING_CODES:
-                raise FileNotFoundError(f"{path} does not exist") from exc
-            raise
+        response = self._request("get_object", path)
         with contextlib.closing(response["Body"]) as body:
             return body.read()
 
@@ -74,16 +66,24 @@ class MetadataFiles:
         elsewhere."""
         if self._client is None:
             return bool(self.file_io.exists(path))
+        try:
+            self._request("head_object", path)
+        except FileNotFoundError:
+            return False
+        return True
+
+    def _request(self, operation: str, path: str) -> Any:
+        """The boto3 client's ``operation`` on ``path``'s object; ``FileNotFoundError`` if the
+        object does not exist."""
         from botocore.exceptions import ClientError
 
         bucket, _, key = self.file_io.to_filesystem_path(path).partition("/")
         try:
-            self._client.head_object(Bucket=bucket, Key=key)
+            return getattr(self._client, operation)(Bucket=bucket, Key=key)
         except ClientError as exc:
             if str(exc.response.get("Error", {}).get("Code")) in _MISSING_CODES:
-                return False
+                raise FileNotFoundError(f"{path} does not exist") from exc
             raise
-        return True
 
 
 class FilesystemPaths:
