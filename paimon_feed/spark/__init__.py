@@ -35,6 +35,12 @@ Progress and restarts:
   file wins over ``startingPosition``, as for :class:`~paimon_feed.ChangeFeed`.
 - Batch reads (``spark.read``) ignore ``consumerId`` and the streaming-only options.
 
+Latency: PySpark hands each micro-batch's read to a Python worker over a local TCP socket by
+default, and that hand-over waits out one delayed ACK of TCP (the JVM sends the task in two
+small writes, and Nagle's algorithm holds the second until the first is acknowledged). Spark's
+``spark.python.unix.domain.socket.enabled=true`` (PySpark 4.1+, not on Windows) uses Unix
+domain sockets instead; :func:`register` logs a hint when a session runs without it.
+
 PySpark is an optional dependency: this package imports it only when the source is used, and
 raises :class:`SparkNotInstalledError` (an ``ImportError``) with the install hint if it is
 missing.
@@ -42,12 +48,25 @@ missing.
 
 from __future__ import annotations
 
+import logging
+import os
 from typing import Any
 
 from paimon_feed.errors import MissingDependencyError
 from paimon_feed.spark.options import FORMAT_NAME
 
-__all__ = ["register", "PaimonFeedDataSource", "FORMAT_NAME", "SparkNotInstalledError"]
+__all__ = [
+    "register",
+    "PaimonFeedDataSource",
+    "FORMAT_NAME",
+    "UNIX_SOCKETS_CONF",
+    "SparkNotInstalledError",
+]
+
+logger = logging.getLogger(__name__)
+
+#: Spark's switch from TCP to Unix domain sockets between the JVM and its Python workers.
+UNIX_SOCKETS_CONF = "spark.python.unix.domain.socket.enabled"
 
 _INSTALL_HINT = "pip install 'paimon-feed[spark]'"
 
@@ -72,6 +91,28 @@ def register(spark: Any) -> None:
     """Make ``format("paimon_feed")`` available in ``spark`` (a ``SparkSession``)."""
     source = _source_module()  # fails with the install hint before touching ``spark``
     spark.dataSource.register(source.PaimonFeedDataSource)
+    hint = socket_hint(_conf(spark, UNIX_SOCKETS_CONF))
+    if hint:
+        logger.info(hint)
+
+
+def socket_hint(unix_sockets: str | None) -> str | None:
+    """What :func:`register` logs for a session whose ``UNIX_SOCKETS_CONF`` is ``unix_sockets``
+    (None: unset), or None when there is nothing to say."""
+    if os.name != "posix" or (unix_sockets or "false").strip().lower() == "true":
+        return None
+    return (
+        f"{UNIX_SOCKETS_CONF} is off in this Spark session: each micro-batch's read reaches its "
+        f"Python worker over TCP and waits out one delayed ACK. Set it to true when "
+        f"building the session for lower latency (see the README's PySpark section)."
+    )
+
+
+def _conf(spark: Any, key: str) -> str | None:
+    try:
+        return spark.conf.get(key, None)
+    except Exception:  # a session that cannot answer (e.g. a key Spark Connect hides): no hint
+        return None
 
 
 def __getattr__(name: str):

@@ -25,8 +25,12 @@ from support.tables import (  # noqa: F401  the rows every table test writes
 )
 
 
-def new_spark_session(app_name: str, worker_env: Mapping[str, str] | None = None):
-    """A small local[2] session: no UI, two shuffle partitions, quiet logs.
+def new_spark_session(app_name: str, worker_env: Mapping[str, str] | None = None,
+                      conf: Mapping[str, str] | None = None):
+    """A small local[2] session: no UI, two shuffle partitions, quiet logs, and ``conf``.
+
+    Python workers talk to the JVM over TCP (Spark's default) unless ``conf`` says otherwise,
+    set explicitly because PySpark carries a stopped session's settings into the next one.
 
     ``worker_env`` is set in every Python worker of the session, the source's driver side
     included (as ``spark.executorEnv.*``, which the data source registration carries). Setting
@@ -49,6 +53,8 @@ def new_spark_session(app_name: str, worker_env: Mapping[str, str] | None = None
     )
     for name, value in (worker_env or {}).items():
         builder = builder.config(f"spark.executorEnv.{name}", value)
+    for key, value in {paimon_feed.spark.UNIX_SOCKETS_CONF: "false", **(conf or {})}.items():
+        builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     paimon_feed.spark.register(spark)

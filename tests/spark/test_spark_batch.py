@@ -240,3 +240,15 @@ def test_invalid_stream_options_fail_at_load_too(spark, paimon):
     options = paimon.options(table, endSnapshot="soon")
     with pytest.raises(Exception, match="endSnapshot"):
         spark.readStream.format("paimon_feed").options(**options).load()
+
+
+def test_register_hints_at_unix_sockets_in_a_session_on_sparks_default_tcp(spark, caplog):
+    import logging
+
+    import paimon_feed.spark
+
+    assert spark.conf.get(paimon_feed.spark.UNIX_SOCKETS_CONF) == "false"  # Spark's default
+    with caplog.at_level(logging.INFO, logger="paimon_feed.spark"):
+        paimon_feed.spark.register(spark)
+    hints = [r.getMessage() for r in caplog.records if paimon_feed.spark.UNIX_SOCKETS_CONF in r.getMessage()]
+    assert len(hints) == 1 and "set it to true" in hints[0].lower()

@@ -174,3 +174,17 @@ def test_an_unreachable_s3_endpoint_fails_at_load_naming_the_option():
     })
     with pytest.raises(StorageError, match=f"cannot reach the S3 endpoint {endpoint}.*catalog.fs.s3.endpoint"):
         load_schema(options)
+
+
+@pytest.mark.parametrize("value", [None, "false", "False", ""])
+def test_the_socket_hint_names_the_setting_while_python_workers_use_tcp(value):
+    from paimon_feed.spark import UNIX_SOCKETS_CONF, socket_hint
+
+    assert UNIX_SOCKETS_CONF in socket_hint(value)
+
+
+@pytest.mark.parametrize("value", ["true", "TRUE", " true "])
+def test_there_is_no_socket_hint_once_unix_sockets_are_on(value):
+    from paimon_feed.spark import socket_hint
+
+    assert socket_hint(value) is None
