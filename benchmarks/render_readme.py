@@ -263,8 +263,11 @@ def spark_vs_java(r: dict) -> str:
     startup = s["startup"]["cases"]
     rows.append(["`AvailableNow` on a 10-row table, start to termination, s"]
                 + [f"{startup[key]['median_s']:.2f}" if key in startup else "–" for key, _ in readers])
-    # Commit -> end: this source with push; the connector checks storage on every trigger.
-    followers = {"source": "push", "java_connector": "java_connector"}
+    # Commit -> end: this source with push; the connector checks storage on every trigger; the
+    # do-nothing Python source lists the snapshot directory on every trigger and reads nothing;
+    # Spark's file source lists the bucket directories on every trigger.
+    followers = {"source": "push", "java_connector": "java_connector", "python_ceiling": "python_ceiling",
+                 "spark_parquet": "spark_parquet"}
     for trigger in ("0 seconds", "1 second"):
         latency = s["latency"][trigger]
         rows.append([f"commit → end of micro-batch, p50 / p95 ms, `processingTime=\"{trigger}\"` (this source: push)"]
@@ -369,7 +372,9 @@ def spark_startup_parts(r: dict) -> str:
 def spark_latency(r: dict) -> str:
     s = r["spark"]
     followers = [("push", "this source, push (local notifier)"),
-                 ("storage-per-trigger", "this source, checking storage on every trigger")]
+                 ("storage-per-trigger", "this source, checking storage on every trigger"),
+                 ("python_ceiling", "do-nothing Python source (lists the snapshot directory on every trigger, reads nothing)"),
+                 ("spark_parquet", "Spark's file source on the table's Parquet files (lists the bucket directories on every trigger)")]
     if _java_ran(r):
         followers.append(("java_connector", f"Paimon's Java connector ({_java_versions(r)}; it checks storage on every trigger)"))
     rows = []
@@ -383,6 +388,20 @@ def spark_latency(r: dict) -> str:
          "p50 ms to the start of `foreachBatch`"],
         ["---", "---", "---:", "---:", "---:"], rows,
     )
+
+
+def spark_sockets(r: dict) -> str:
+    """Commit -> end of micro-batch with the Python workers on TCP and on Unix domain sockets
+    (spark_bench.py's probe processes, each with a session of its own)."""
+    sockets = r["spark"]["python_sockets"]
+    labels = {"tcp": "TCP (Spark's default)", "unix": f"Unix domain sockets (`{sockets['conf']}=true`)"}
+    readers = (("push", "this source, push"), ("python_ceiling", "do-nothing Python source"))
+    rows = [[labels[kind]] + [f"{sockets[kind][mode]['p50_ms']:.0f} / {sockets[kind][mode]['p95_ms']:.0f}"
+                              for mode, _ in readers] for kind in ("tcp", "unix")]
+    commits = sockets["tcp"]["push"]["commits"]
+    return table([f"Python workers reach the JVM over ({commits} commits per cell, `processingTime=\"0 seconds\"`)"]
+                 + [f"{label}, p50 / p95 ms to the end" for _, label in readers],
+                 ["---", "---:", "---:"], rows)
 
 
 def catchup(r: dict) -> str:
@@ -522,6 +541,7 @@ BLOCKS: dict[str, Callable[[dict], str]] = {
     "spark-targets": spark_targets,
     "spark-startup-parts": spark_startup_parts,
     "spark-latency": spark_latency,
+    "spark-sockets": spark_sockets,
     "spark-idle": spark_idle,
     "reliability": reliability,
     "catchup": catchup,

@@ -34,8 +34,14 @@ without the connector.
    ``foreachBatch`` function returns, after it read the micro-batch's rows (its entry is kept
    too). With ``processingTime="0 seconds"`` and with a 1 s trigger; this source with push
    (inotify) and with ``notifier=storage-per-trigger`` (a storage check on every trigger, the
-   way a polling connector works), and the Java connector (``scan.mode=latest``), which checks
-   storage on every trigger.
+   way a polling connector works), a do-nothing Python stream source (the newest snapshot id by
+   listing the snapshot directory on every trigger, rows read from nowhere: the floor under any
+   Python source), Spark's own file source on the table's Parquet files (the JVM on the same
+   Spark) and the Java connector (``scan.mode=latest``), which checks storage on every
+   trigger. The session's Python workers use Unix domain sockets
+   (``spark.python.unix.domain.socket.enabled``, as the README advises); probe processes with
+   sessions of their own measure this source and the do-nothing source at a 0 s trigger over
+   TCP (Spark's default) and over Unix domain sockets, alternating.
 4. Storage requests per idle minute, counted at the server: queries follow idle tables on a
    ``moto_server`` process, this source on ``s3://`` (push: ``notifier=sqs``; polling:
    ``storage-per-trigger``) and the Java connector on ``s3a://`` (hadoop-aws 3.3.4, the Hadoop of
@@ -70,6 +76,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
+import paimon_feed.spark
 from paimon_feed.tables import commit_arrow
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -102,12 +109,20 @@ MODES = {
     "push": {"notifier": "auto"},
     "storage-per-trigger": {"notifier": "storage-per-trigger"},
 }
+#: The floor under any Python stream source's latency: :class:`SnapshotIdsSource`.
+PYTHON_CEILING = "python_ceiling"
 LABELS = {
     "push": "push (notifier=auto: inotify)",
     "storage-per-trigger": "poll storage on every latestOffset",
+    PYTHON_CEILING: "do-nothing Python source (lists the snapshot directory on every trigger, reads nothing)",
+    "spark_parquet": "Spark's file source on the table's Parquet files (lists the bucket directories on every trigger)",
     "java_connector": "Paimon's Java connector (it checks storage on every trigger)",
 }
 TRIGGERS = {"0 seconds": "0 seconds", "1 second": "1 second"}
+#: How the session's Python workers talk to the JVM: the benchmark's session uses Unix domain
+#: sockets, as the README advises; ``measure_python_sockets`` compares both in probe processes.
+SOCKETS = {"tcp": "false", "unix": "true"}
+SESSION_SOCKETS = "unix"
 JAVA_POM = os.path.join(HERE, "java", "pom.xml")
 # The newest Paimon Spark connector Maven serves here runs on Spark 3.5 only (see the pom).
 JAVA_PAIMON_VERSION = "0.9.0"
@@ -270,6 +285,52 @@ class ArrowFilesSource:
 
             def reader(self, schema):
                 return Reader(self.options)
+
+            def streamReader(self, schema):
+                return StreamReader(self.options)
+
+        spark.dataSource.register(Source)
+
+
+class SnapshotIdsSource:
+    """The floor under a Python stream source's commit-to-batch latency: its offset is the newest
+    snapshot id in a local table's snapshot directory (one ``os.listdir`` per trigger: no
+    notifier hand-over, no Paimon planning) and a micro-batch yields one ``(id, commit)`` row per
+    new snapshot id, both the id, read from nowhere. Registered as ``snapshot_ids``."""
+
+    @staticmethod
+    def register(spark) -> None:
+        from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+
+        def newest(directory: str) -> int:
+            return max((int(name[len("snapshot-"):]) for name in os.listdir(directory)
+                        if name.startswith("snapshot-")), default=0)
+
+        class StreamReader(DataSourceStreamReader):
+            def __init__(self, options):
+                self.directory = options["snapshotDir"]
+
+            def initialOffset(self):
+                return {"snapshot": newest(self.directory)}
+
+            def latestOffset(self, start=None, limit=None):
+                return {"snapshot": newest(self.directory)}
+
+            def partitions(self, start, end):
+                return [InputPartition((start["snapshot"] + 1, end["snapshot"]))]
+
+            def read(self, partition):
+                first, last = partition.value
+                for snapshot_id in range(first, last + 1):
+                    yield snapshot_id, snapshot_id
+
+        class Source(DataSource):
+            @classmethod
+            def name(cls):
+                return "snapshot_ids"
+
+            def schema(self):
+                return "id bigint, commit bigint"
 
             def streamReader(self, schema):
                 return StreamReader(self.options)
@@ -664,6 +725,24 @@ class SourceFollow:
         self.query.stop()
 
 
+class StreamFollow:
+    """A stream DataFrame of the benchmark's session following a table into an
+    :class:`ArrivalSink`. Started means its query answered a first trigger."""
+
+    def __init__(self, stream, trigger: str, checkpoint: str) -> None:
+        self.sink = ArrivalSink()
+        self.query = (stream.writeStream.foreachBatch(self.sink).option("checkpointLocation", checkpoint)
+                      .trigger(processingTime=trigger).start())
+        wait_for(lambda: self.query.status["message"] in ("Waiting for data to arrive", "Waiting for next trigger"),
+                 120, "the query to start")
+
+    def arrivals(self) -> dict:
+        return self.sink.snapshot()
+
+    def stop(self) -> None:
+        self.query.stop()
+
+
 class JavaFollow:
     """Paimon's Java connector following ``path`` from its latest snapshot (``scan.mode=latest``),
     an :class:`ArrivalSink` in its worker. Started means its query answered a first trigger."""
@@ -694,23 +773,35 @@ def measure_latency(readers, table, mode: str, trigger: str, numbers: list[int],
                     seed: int) -> dict:
     """End and entry latencies (ms) of the commits ``numbers``, after ``WARM_UP_COMMITS``
     unmeasured ones (the first micro-batches also start the executors' Python workers).
-    ``mode`` is one of :data:`MODES` for this source, or ``java_connector``."""
+    ``mode`` is one of :data:`MODES` for this source, :data:`PYTHON_CEILING`,
+    ``spark_parquet`` or ``java_connector``."""
     if mode == "java_connector":
         follow = JavaFollow(readers.java, readers.table_uri("small"), trigger,
                             os.path.join(workdir, f"checkpoint-{mode}-{tag}"), tag=f"latency-{tag}")
+    elif mode == PYTHON_CEILING:  # its rows carry snapshot ids, not commit numbers
+        snapshot_dir = os.path.join(readers.warehouse, "db.db", "small", "snapshot")
+        stream = readers.spark.readStream.format("snapshot_ids").option("snapshotDir", snapshot_dir).load()
+        follow = StreamFollow(stream, trigger, os.path.join(workdir, f"checkpoint-{mode}-{tag}"))
+    elif mode == "spark_parquet":
+        follow = StreamFollow(readers.stream(mode, "small", SMALL_DDL), trigger,
+                              os.path.join(workdir, f"checkpoint-{mode}-{tag}"))
     else:
         follow = SourceFollow(readers, "small", mode, trigger, workdir, tag)
     rng = random.Random(seed)
     warm_up = [-(n + 1) - 1000 * seed for n in range(WARM_UP_COMMITS)]
     snapshot_of = {}
+
+    def key(n):  # what the sink saw of commit n: its number, or its snapshot id (the ceiling)
+        return snapshot_of[n] if mode == PYTHON_CEILING else n
+
     try:
         for n in warm_up + numbers:
             time.sleep(rng.uniform(0.2, 0.6))
             commit_small(table, n)
             snapshot_of[n] = table.snapshot_manager().get_latest_snapshot().id
             if n in warm_up:
-                wait_for(lambda n=n: n in follow.arrivals()["ended"], 300, f"{mode}: warm-up commit")
-        wait_for(lambda: all(n in follow.arrivals()["ended"] for n in numbers), 300, f"{mode}: every commit")
+                wait_for(lambda n=n: key(n) in follow.arrivals()["ended"], 300, f"{mode}: warm-up commit")
+        wait_for(lambda: all(key(n) in follow.arrivals()["ended"] for n in numbers), 300, f"{mode}: every commit")
         arrived = follow.arrivals()
     finally:
         follow.stop()
@@ -718,15 +809,15 @@ def measure_latency(readers, table, mode: str, trigger: str, numbers: list[int],
     committed = {n: os.stat(os.path.join(snapshot_dir, f"snapshot-{snapshot_of[n]}")).st_mtime_ns / 1e9 for n in numbers}
     ended, entered = arrived["ended"], arrived["entered"]
     return {
-        "end_ms": [(ended[n] - committed[n]) * 1000 for n in numbers],
-        "entry_ms": [(entered[n] - committed[n]) * 1000 for n in numbers],
-        "micro_batches": len({ended[n] for n in numbers}),
+        "end_ms": [(ended[key(n)] - committed[n]) * 1000 for n in numbers],
+        "entry_ms": [(entered[key(n)] - committed[n]) * 1000 for n in numbers],
+        "micro_batches": len({ended[key(n)] for n in numbers}),
     }
 
 
 def measure_latencies(readers, table, commits: int, rounds: int, workdir: str) -> dict:
     """Every (trigger, mode) in alternating rounds, so drift in the machine's load hits all alike."""
-    modes = list(MODES) + (["java_connector"] if readers.java else [])
+    modes = list(MODES) + [PYTHON_CEILING, "spark_parquet"] + (["java_connector"] if readers.java else [])
     keys = [(trigger, mode) for trigger in TRIGGERS for mode in modes]
     measured = {key: {"end_ms": [], "entry_ms": [], "micro_batches": 0} for key in keys}
     per_round, next_number = max(1, commits // rounds), 1
@@ -743,12 +834,77 @@ def measure_latencies(readers, table, commits: int, rounds: int, workdir: str) -
             measured[trigger, mode]["micro_batches"] += one["micro_batches"]
     result: dict = {"load_before": before, "load_after": load()}
     for (trigger, mode), m in measured.items():
-        result.setdefault(trigger, {})[mode] = {
-            "label": LABELS[mode], "commits": len(m["end_ms"]), "micro_batches": m["micro_batches"],
-            "end_ms": m["end_ms"], "entry_ms": m["entry_ms"],
-            "p50_ms": percentile(m["end_ms"], 0.5), "p95_ms": percentile(m["end_ms"], 0.95),
-            "max_ms": max(m["end_ms"]), "entry_p50_ms": percentile(m["entry_ms"], 0.5),
-        }
+        result.setdefault(trigger, {})[mode] = latency_summary(mode, m)
+    return result
+
+
+def latency_summary(mode: str, m: dict) -> dict:
+    """Percentiles of the latencies :func:`measure_latency` collected for ``mode``, raw lists kept."""
+    return {
+        "label": LABELS[mode], "commits": len(m["end_ms"]), "micro_batches": m["micro_batches"],
+        "end_ms": m["end_ms"], "entry_ms": m["entry_ms"],
+        "p50_ms": percentile(m["end_ms"], 0.5), "p95_ms": percentile(m["end_ms"], 0.95),
+        "max_ms": max(m["end_ms"]), "entry_p50_ms": percentile(m["entry_ms"], 0.5),
+    }
+
+
+SOCKET_PROBE_MODES = ("push", PYTHON_CEILING)
+
+
+def socket_probe(sockets: str, commits: int, out: str) -> None:
+    """``--socket-probe``: a session of its own whose Python workers reach the JVM over
+    ``sockets`` (a key of :data:`SOCKETS`; Spark reads the setting once, when the session
+    starts); this source (push) and the do-nothing source each follow a fresh table at a 0 s
+    trigger. Writes their latencies to ``out``."""
+    from pypaimon import CatalogFactory
+
+    workdir = scratch_dir("paimon-feed-socket-probe-")
+    warehouse = os.path.join(workdir, "warehouse")
+    catalog = CatalogFactory.create({"warehouse": warehouse})
+    catalog.create_database("db", True)
+    small = create_table(catalog, "db.small", SMALL)
+    commit_small(small, 0)
+    spark = new_session("paimon-feed-socket-probe", sockets)
+    readers = Readers(spark, warehouse, java=None)
+    result = {}
+    for index, mode in enumerate(SOCKET_PROBE_MODES):
+        numbers = list(range(1 + index * commits, 1 + (index + 1) * commits))
+        result[mode] = measure_latency(readers, small, mode, TRIGGERS["0 seconds"], numbers, workdir,
+                                       tag=f"probe-{mode}", seed=100 + index)
+    spark.stop()
+    with open(out, "w", encoding="utf-8") as handle:
+        json.dump(result, handle)
+
+
+def measure_python_sockets(commits: int, rounds: int, workdir: str) -> dict:
+    """:func:`socket_probe` for each of :data:`SOCKETS` in its own process, ``rounds`` times,
+    alternating which goes first; ``commits`` per socket kind and reader in all."""
+    per_round = max(1, commits // rounds)
+    measured = {sockets: {mode: {"end_ms": [], "entry_ms": [], "micro_batches": 0} for mode in SOCKET_PROBE_MODES}
+                for sockets in SOCKETS}
+    before = load()
+    for round_index in range(rounds):
+        order = list(SOCKETS) if round_index % 2 == 0 else list(reversed(SOCKETS))
+        for sockets in order:
+            print(f"Python worker sockets: {sockets}, round {round_index + 1}/{rounds} ...", flush=True)
+            out = os.path.join(workdir, f"socket-probe-{sockets}-{round_index}.json")
+            log_path = os.path.join(workdir, f"socket-probe-{sockets}-{round_index}.log")
+            with open(log_path, "w", encoding="utf-8") as log:
+                done = subprocess.run([sys.executable, os.path.abspath(__file__), "--socket-probe", sockets,
+                                       "--latency-commits", str(per_round), "--out", out],
+                                      stdout=log, stderr=subprocess.STDOUT, check=False)
+            if done.returncode:
+                with open(log_path, encoding="utf-8") as log:
+                    raise RuntimeError(f"the {sockets} socket probe failed:\n{log.read()[-3000:]}")
+            with open(out, encoding="utf-8") as handle:
+                for mode, one in json.load(handle).items():
+                    for field in ("end_ms", "entry_ms"):
+                        measured[sockets][mode][field].extend(one[field])
+                    measured[sockets][mode]["micro_batches"] += one["micro_batches"]
+    result: dict = {"conf": paimon_feed.spark.UNIX_SOCKETS_CONF, "rounds": rounds, "trigger": "0 seconds",
+                    "load_before": before, "load_after": load()}
+    for sockets, modes in measured.items():
+        result[sockets] = {mode: latency_summary(mode, m) for mode, m in modes.items()}
     return result
 
 
@@ -884,6 +1040,14 @@ def targets(results: dict) -> dict:
         "latency_p50_vs_java": {trigger: lat[trigger]["push"]["p50_ms"] / lat[trigger]["java_connector"]["p50_ms"]
                                 for trigger in TRIGGERS} if java else None,
         "latency_p50_push_vs_poll": lat["0 seconds"]["push"]["p50_ms"] / lat["0 seconds"]["storage-per-trigger"]["p50_ms"],
+        # The floor: a do-nothing Python stream source's p50 over the Java connector's.
+        "latency_p50_python_ceiling_vs_java": {trigger: lat[trigger][PYTHON_CEILING]["p50_ms"] / lat[trigger]["java_connector"]["p50_ms"]
+                                               for trigger in TRIGGERS} if java else None,
+        "latency_p50_vs_python_ceiling": {trigger: lat[trigger]["push"]["p50_ms"] / lat[trigger][PYTHON_CEILING]["p50_ms"]
+                                          for trigger in TRIGGERS},
+        # Unix domain sockets over TCP for the Python workers, per reader (probe processes).
+        "latency_p50_unix_over_tcp": {mode: results["python_sockets"]["unix"][mode]["p50_ms"] / results["python_sockets"]["tcp"][mode]["p50_ms"]
+                                      for mode in SOCKET_PROBE_MODES},
         "idle_requests_poll_over_push": per_request_ratio("storage-per-trigger"),
         "idle_requests_java_over_push": per_request_ratio("java_connector") if java else None,
     }
@@ -905,6 +1069,11 @@ def print_report(results: dict) -> None:
     for trigger in TRIGGERS:
         for mode, m in results["latency"][trigger].items():
             print(f"  {trigger:<10} {mode:<22} p50 {m['p50_ms']:>6.0f}  p95 {m['p95_ms']:>6.0f}  (entry p50 {m['entry_p50_ms']:.0f})")
+    sockets = results["python_sockets"]
+    print(f"\nCommit -> end of micro-batch (ms) by Python worker sockets ({sockets['conf']}), 0 s trigger, own sessions")
+    for kind in SOCKETS:
+        for mode, m in sockets[kind].items():
+            print(f"  {kind:<10} {mode:<22} p50 {m['p50_ms']:>6.0f}  p95 {m['p95_ms']:>6.0f}  (entry p50 {m['entry_p50_ms']:.0f})")
     print("\nS3 requests per idle minute (moto)")
     for mode, m in results["idle_s3"]["modes"].items():
         print(f"  {mode:<22}{m['s3_requests_per_minute']:>8.1f}   {m['s3_requests_by_kind']}   "
@@ -919,6 +1088,25 @@ def print_report(results: dict) -> None:
     print(f"Java connector: {results['java_connector']}")
 
 
+def new_session(app_name: str, sockets: str):
+    """The benchmark's ``local[2]`` session, its Python workers on ``sockets`` (a key of
+    :data:`SOCKETS`), with this source and the do-nothing sources registered."""
+    from pyspark.sql import SparkSession
+
+    builder = (
+        SparkSession.builder.master("local[2]").appName(app_name)
+        .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2").config("spark.sql.session.timeZone", "UTC")
+        .config(paimon_feed.spark.UNIX_SOCKETS_CONF, SOCKETS[sockets])
+    )
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    paimon_feed.spark.register(spark)
+    ArrowFilesSource.register(spark)
+    SnapshotIdsSource.register(spark)
+    return spark
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="4000000,32000000", help="append table sizes, comma-separated")
@@ -930,6 +1118,7 @@ def main() -> None:
     parser.add_argument("--idle-seconds", type=float, default=60.0)
     parser.add_argument("--smoke", action="store_true", help="every part at toy size, in seconds")
     parser.add_argument("--out", default=os.path.join(RESULTS, "spark.json"))
+    parser.add_argument("--socket-probe", choices=sorted(SOCKETS), help=argparse.SUPPRESS)  # measure_python_sockets
     args = parser.parse_args()
     if args.smoke:
         args.sizes, args.pk_rows, args.repeats, args.startup_repeats = "20000", 8000, 1, 1
@@ -937,10 +1126,10 @@ def main() -> None:
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    if args.socket_probe:
+        socket_probe(args.socket_probe, args.latency_commits, args.out)
+        return
     from pypaimon import CatalogFactory
-    from pyspark.sql import SparkSession
-
-    import paimon_feed.spark
 
     run_started = time.monotonic()
     java = fetch_java_connector()
@@ -972,15 +1161,7 @@ def main() -> None:
                                            os.path.join(workdir, "java-connector.log"))
             java.update(process=java_connector.ready)
         java["jars"] = [os.path.basename(jar) for jar in java.get("jars", [])] or None
-        builder = (
-            SparkSession.builder.master("local[2]").appName("paimon-feed-spark-bench")
-            .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-            .config("spark.sql.shuffle.partitions", "2").config("spark.sql.session.timeZone", "UTC")
-        )
-        spark = builder.getOrCreate()
-        spark.sparkContext.setLogLevel("ERROR")
-        paimon_feed.spark.register(spark)
-        ArrowFilesSource.register(spark)
+        spark = new_session("paimon-feed-spark-bench", SESSION_SOCKETS)
         readers = Readers(spark, warehouse, java=java_connector)
 
         results: dict = {
@@ -988,6 +1169,7 @@ def main() -> None:
                 "python": platform.python_version(), "pyspark": importlib.metadata.version("pyspark"),
                 "pypaimon": importlib.metadata.version("pypaimon"), "cpus": os.cpu_count(),
                 "spark_master": "local[2]", "load_at_start": load(),
+                "python_worker_sockets": SESSION_SOCKETS,
             },
             "java_connector": java,
             "throughput": {},
@@ -1002,6 +1184,7 @@ def main() -> None:
         results["startup"] = measure_startup(readers, args.startup_repeats, workdir)
         results["startup"]["one_process"] = measure_imports(warehouse, args.startup_repeats)
         results["latency"] = measure_latencies(readers, small, args.latency_commits, args.latency_rounds, workdir)
+        results["python_sockets"] = measure_python_sockets(args.latency_commits, args.latency_rounds, workdir)
         print(f"idle on moto: {args.idle_seconds:.0f} s ...", flush=True)
         results["idle_s3"] = measure_idle_s3(spark, server, workdir, args.idle_seconds, java_connector)
         for rows in sizes:
