@@ -22,8 +22,8 @@ without the connector.
    16) and a primary-key table (``changelog-producer=input``; its second half of commits updates
    the first half's keys): each reader into ``noop`` and into a Parquet file sink, as a
    ``Trigger.AvailableNow`` query (``start()`` to termination) and as a batch read. Cases are
-   interleaved: each round runs every case once, after one warm-up round; medians of
-   ``--repeats`` rounds. pypaimon's own ``to_arrow`` is there as a reference (no Spark). Then,
+   interleaved: each round runs every case once, in an order of its own, after one warm-up
+   round; medians of ``--repeats`` rounds. pypaimon's own ``to_arrow`` is there as a reference (no Spark). Then,
    untimed, a fingerprint of what this source and the connector read (batch and stream) is
    compared (``reads_compared``).
 2. ``AvailableNow`` start-up: the same queries on a 10-row table, from the DataFrame's creation
@@ -211,16 +211,22 @@ def wait_for(condition, timeout: float, what: str) -> None:
 
 def interleaved(cases: dict, repeats: int, warm_ups: int = 1) -> dict[str, list[float]]:
     """Seconds per case: ``warm_ups`` warm-up rounds (imports, Python workers, file caches),
-    then ``repeats`` rounds that each run every case once, so drift in load hits all alike."""
+    then ``repeats`` rounds that each run every case once, so drift in load hits all alike.
+
+    Each round runs the cases in its own (seeded) order: a case that always followed the same
+    one would always pay for its aftermath, and the Java connector's process goes on working
+    (collecting garbage, cleaning up) after it has answered."""
     for _ in range(warm_ups):
         for run in cases.values():
             run()
     seconds: dict[str, list[float]] = {name: [] for name in cases}
     for round_index in range(repeats):
         print(f"  round {round_index + 1}/{repeats}, load {load()}", flush=True)
-        for name, run in cases.items():
+        order = list(cases)
+        random.Random(round_index).shuffle(order)
+        for name in order:
             started = time.perf_counter()
-            run()
+            cases[name]()
             seconds[name].append(time.perf_counter() - started)
     return seconds
 
@@ -851,11 +857,12 @@ def latency_summary(mode: str, m: dict) -> dict:
 SOCKET_PROBE_MODES = ("push", PYTHON_CEILING)
 
 
-def socket_probe(sockets: str, commits: int, out: str) -> None:
+def socket_probe(sockets: str, commits: int, out: str, order: int) -> None:
     """``--socket-probe``: a session of its own whose Python workers reach the JVM over
     ``sockets`` (a key of :data:`SOCKETS`; Spark reads the setting once, when the session
     starts); this source (push) and the do-nothing source each follow a fresh table at a 0 s
-    trigger. Writes their latencies to ``out``."""
+    trigger, in :data:`SOCKET_PROBE_MODES` order or (``order`` 1) the reverse. Writes their
+    latencies to ``out``."""
     from pypaimon import CatalogFactory
 
     workdir = scratch_dir("paimon-feed-socket-probe-")
@@ -866,8 +873,12 @@ def socket_probe(sockets: str, commits: int, out: str) -> None:
     commit_small(small, 0)
     spark = new_session("paimon-feed-socket-probe", sockets)
     readers = Readers(spark, warehouse, java=None)
+    # A fresh session's first streaming queries run slower (JIT, Python workers): one
+    # unmeasured follow first, then the readers in an order that alternates between probes.
+    measure_latency(readers, small, PYTHON_CEILING, TRIGGERS["0 seconds"], [], workdir, tag="probe-warm-up", seed=99)
+    modes = SOCKET_PROBE_MODES if order == 0 else tuple(reversed(SOCKET_PROBE_MODES))
     result = {}
-    for index, mode in enumerate(SOCKET_PROBE_MODES):
+    for index, mode in enumerate(modes):
         numbers = list(range(1 + index * commits, 1 + (index + 1) * commits))
         result[mode] = measure_latency(readers, small, mode, TRIGGERS["0 seconds"], numbers, workdir,
                                        tag=f"probe-{mode}", seed=100 + index)
@@ -891,6 +902,7 @@ def measure_python_sockets(commits: int, rounds: int, workdir: str) -> dict:
             log_path = os.path.join(workdir, f"socket-probe-{sockets}-{round_index}.log")
             with open(log_path, "w", encoding="utf-8") as log:
                 done = subprocess.run([sys.executable, os.path.abspath(__file__), "--socket-probe", sockets,
+                                       "--probe-order", str(round_index % 2),
                                        "--latency-commits", str(per_round), "--out", out],
                                       stdout=log, stderr=subprocess.STDOUT, check=False)
             if done.returncode:
@@ -1119,6 +1131,7 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true", help="every part at toy size, in seconds")
     parser.add_argument("--out", default=os.path.join(RESULTS, "spark.json"))
     parser.add_argument("--socket-probe", choices=sorted(SOCKETS), help=argparse.SUPPRESS)  # measure_python_sockets
+    parser.add_argument("--probe-order", type=int, choices=(0, 1), default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.smoke:
         args.sizes, args.pk_rows, args.repeats, args.startup_repeats = "20000", 8000, 1, 1
@@ -1127,7 +1140,7 @@ def main() -> None:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     if args.socket_probe:
-        socket_probe(args.socket_probe, args.latency_commits, args.out)
+        socket_probe(args.socket_probe, args.latency_commits, args.out, args.probe_order)
         return
     from pypaimon import CatalogFactory
 
