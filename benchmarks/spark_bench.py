@@ -731,6 +731,10 @@ class SourceFollow:
         self.query.stop()
 
 
+#: What a streaming query's status says once it has answered a first trigger.
+STARTED_MESSAGES = ("Waiting for data to arrive", "Waiting for next trigger")
+
+
 class StreamFollow:
     """A stream DataFrame of the benchmark's session following a table into an
     :class:`ArrivalSink`. Started means its query answered a first trigger."""
@@ -739,7 +743,7 @@ class StreamFollow:
         self.sink = ArrivalSink()
         self.query = (stream.writeStream.foreachBatch(self.sink).option("checkpointLocation", checkpoint)
                       .trigger(processingTime=trigger).start())
-        wait_for(lambda: self.query.status["message"] in ("Waiting for data to arrive", "Waiting for next trigger"),
+        wait_for(lambda: self.query.status["message"] in STARTED_MESSAGES,
                  120, "the query to start")
 
     def arrivals(self) -> dict:
@@ -761,7 +765,7 @@ class JavaFollow:
 
     def started(self) -> bool:
         state = self.arrivals()
-        return state["progress"] > 0 or state["message"] in ("Waiting for data to arrive", "Waiting for next trigger")
+        return state["progress"] > 0 or state["message"] in STARTED_MESSAGES
 
     def arrivals(self) -> dict:
         state = self.java.call("arrivals", name=self.name)
@@ -781,11 +785,11 @@ def measure_latency(readers, table, mode: str, trigger: str, numbers: list[int],
     unmeasured ones (the first micro-batches also start the executors' Python workers).
     ``mode`` is one of :data:`MODES` for this source, :data:`PYTHON_CEILING`,
     ``spark_parquet`` or ``java_connector``."""
+    snapshot_dir = os.path.join(readers.warehouse, "db.db", "small", "snapshot")
     if mode == "java_connector":
         follow = JavaFollow(readers.java, readers.table_uri("small"), trigger,
                             os.path.join(workdir, f"checkpoint-{mode}-{tag}"), tag=f"latency-{tag}")
     elif mode == PYTHON_CEILING:  # its rows carry snapshot ids, not commit numbers
-        snapshot_dir = os.path.join(readers.warehouse, "db.db", "small", "snapshot")
         stream = readers.spark.readStream.format("snapshot_ids").option("snapshotDir", snapshot_dir).load()
         follow = StreamFollow(stream, trigger, os.path.join(workdir, f"checkpoint-{mode}-{tag}"))
     elif mode == "spark_parquet":
@@ -811,7 +815,6 @@ def measure_latency(readers, table, mode: str, trigger: str, numbers: list[int],
         arrived = follow.arrivals()
     finally:
         follow.stop()
-    snapshot_dir = os.path.join(readers.warehouse, "db.db", "small", "snapshot")
     committed = {n: os.stat(os.path.join(snapshot_dir, f"snapshot-{snapshot_of[n]}")).st_mtime_ns / 1e9 for n in numbers}
     ended, entered = arrived["ended"], arrived["entered"]
     return {
@@ -825,7 +828,7 @@ def measure_latencies(readers, table, commits: int, rounds: int, workdir: str) -
     """Every (trigger, mode) in alternating rounds, so drift in the machine's load hits all alike."""
     modes = list(MODES) + [PYTHON_CEILING, "spark_parquet"] + (["java_connector"] if readers.java else [])
     keys = [(trigger, mode) for trigger in TRIGGERS for mode in modes]
-    measured = {key: {"end_ms": [], "entry_ms": [], "micro_batches": 0} for key in keys}
+    measured: dict[tuple[str, str], list[dict]] = {key: [] for key in keys}
     per_round, next_number = max(1, commits // rounds), 1
     before = load()
     for round_index in range(rounds):
@@ -833,24 +836,25 @@ def measure_latencies(readers, table, commits: int, rounds: int, workdir: str) -
             numbers = list(range(next_number, next_number + per_round))
             next_number += per_round
             print(f"latency: {mode}, trigger {trigger}, round {round_index + 1}/{rounds} ...", flush=True)
-            one = measure_latency(readers, table, mode, TRIGGERS[trigger], numbers, workdir,
-                                  tag=f"{trigger.replace(' ', '')}-{round_index}", seed=7 + 10 * round_index + index)
-            for field in ("end_ms", "entry_ms"):
-                measured[trigger, mode][field].extend(one[field])
-            measured[trigger, mode]["micro_batches"] += one["micro_batches"]
+            measured[trigger, mode].append(measure_latency(
+                readers, table, mode, TRIGGERS[trigger], numbers, workdir,
+                tag=f"{trigger.replace(' ', '')}-{round_index}", seed=7 + 10 * round_index + index))
     result: dict = {"load_before": before, "load_after": load()}
-    for (trigger, mode), m in measured.items():
-        result.setdefault(trigger, {})[mode] = latency_summary(mode, m)
+    for (trigger, mode), runs in measured.items():
+        result.setdefault(trigger, {})[mode] = latency_summary(mode, runs)
     return result
 
 
-def latency_summary(mode: str, m: dict) -> dict:
-    """Percentiles of the latencies :func:`measure_latency` collected for ``mode``, raw lists kept."""
+def latency_summary(mode: str, runs: list[dict]) -> dict:
+    """The latencies of ``runs`` of :func:`measure_latency` for ``mode`` pooled: percentiles,
+    raw lists kept."""
+    end_ms = [ms for run in runs for ms in run["end_ms"]]
+    entry_ms = [ms for run in runs for ms in run["entry_ms"]]
     return {
-        "label": LABELS[mode], "commits": len(m["end_ms"]), "micro_batches": m["micro_batches"],
-        "end_ms": m["end_ms"], "entry_ms": m["entry_ms"],
-        "p50_ms": percentile(m["end_ms"], 0.5), "p95_ms": percentile(m["end_ms"], 0.95),
-        "max_ms": max(m["end_ms"]), "entry_p50_ms": percentile(m["entry_ms"], 0.5),
+        "label": LABELS[mode], "commits": len(end_ms), "micro_batches": sum(run["micro_batches"] for run in runs),
+        "end_ms": end_ms, "entry_ms": entry_ms,
+        "p50_ms": percentile(end_ms, 0.5), "p95_ms": percentile(end_ms, 0.95),
+        "max_ms": max(end_ms), "entry_p50_ms": percentile(entry_ms, 0.5),
     }
 
 
@@ -891,8 +895,7 @@ def measure_python_sockets(commits: int, rounds: int, workdir: str) -> dict:
     """:func:`socket_probe` for each of :data:`SOCKETS` in its own process, ``rounds`` times,
     alternating which goes first; ``commits`` per socket kind and reader in all."""
     per_round = max(1, commits // rounds)
-    measured = {sockets: {mode: {"end_ms": [], "entry_ms": [], "micro_batches": 0} for mode in SOCKET_PROBE_MODES}
-                for sockets in SOCKETS}
+    measured: dict[str, dict[str, list[dict]]] = {sockets: {mode: [] for mode in SOCKET_PROBE_MODES} for sockets in SOCKETS}
     before = load()
     for round_index in range(rounds):
         order = list(SOCKETS) if round_index % 2 == 0 else list(reversed(SOCKETS))
@@ -910,13 +913,11 @@ def measure_python_sockets(commits: int, rounds: int, workdir: str) -> dict:
                     raise RuntimeError(f"the {sockets} socket probe failed:\n{log.read()[-3000:]}")
             with open(out, encoding="utf-8") as handle:
                 for mode, one in json.load(handle).items():
-                    for field in ("end_ms", "entry_ms"):
-                        measured[sockets][mode][field].extend(one[field])
-                    measured[sockets][mode]["micro_batches"] += one["micro_batches"]
+                    measured[sockets][mode].append(one)
     result: dict = {"conf": paimon_feed.spark.UNIX_SOCKETS_CONF, "rounds": rounds, "trigger": "0 seconds",
                     "load_before": before, "load_after": load()}
     for sockets, modes in measured.items():
-        result[sockets] = {mode: latency_summary(mode, m) for mode, m in modes.items()}
+        result[sockets] = {mode: latency_summary(mode, runs) for mode, runs in modes.items()}
     return result
 
 
