@@ -1,4 +1,4 @@
-"""PySpark source for Paimon tables, push-driven: ``spark.readStream.format("paimon_feed")``.
+"""PySpark source for Paimon tables: ``spark.readStream.format("paimon_feed")``.
 
 ::
 
@@ -18,9 +18,11 @@
 ``endSnapshot``, a bounded range of changes). Options are listed in
 :mod:`paimon_feed.spark.options`, offsets in :mod:`paimon_feed.spark.offsets`.
 
-Unlike a polling source, ``latestOffset`` answers from memory: a notifier (inotify for local
-tables, SQS for S3, as for :class:`~paimon_feed.ChangeFeed`) runs in the driver and the source
-checks storage only when it is told a snapshot arrived, or every ``reconcileInterval`` seconds.
+On S3, unlike a polling source, ``latestOffset`` answers from memory: a notifier (SQS, as for
+:class:`~paimon_feed.ChangeFeed`) runs in the driver and the source checks storage only when it
+is told a snapshot arrived, or every ``reconcileInterval`` seconds. On a local file system a
+check is a ``stat``, so ``notifier=auto`` checks on every trigger there and runs no notifier
+(:func:`~paimon_feed.spark.tracker.tracking_mode`); ``notifier=local`` asks for inotify.
 
 Progress and restarts:
 

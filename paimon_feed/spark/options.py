@@ -23,8 +23,10 @@ option                     meaning
                            needs ``includeRowKind=true``
 ``consumerId``             Paimon consumer id: progress is written to
                            ``{table}/consumer/consumer-<id>`` on each Spark commit
-``notifier``               ``auto`` (default), ``local``, ``poll``, ``sqs``;
-                           ``storage-per-trigger`` is a no-push baseline for benchmarks
+``notifier``               ``auto`` (default), ``local``, ``poll``, ``sqs``,
+                           ``storage-per-trigger``; ``auto`` is ``sqs`` on ``s3://``
+                           with a queue, a storage check on every trigger on a
+                           local file system, ``poll`` elsewhere
 ``queueUrl``               the SQS queue for ``notifier=sqs`` (or ``auto`` on ``s3://``)
 ``reconcileInterval``      seconds between safety checks while push is healthy (60)
 ``pollInterval``           seconds between checks when polling or push is down (1)
@@ -82,8 +84,9 @@ __all__ = [
 FORMAT_NAME = "paimon_feed"
 CATALOG_PREFIX = "catalog."
 
-#: ``notifier`` value that disables push: every ``latestOffset`` call checks storage. It is the
-#: baseline the benchmark compares push against, not something to run in production.
+#: ``notifier`` value that disables push: every ``latestOffset`` call checks storage. What
+#: ``auto`` does on a local file system, where a check is a ``stat``; on an object store each
+#: check is a paid request (the baseline the benchmark compares push against).
 STORAGE_PER_TRIGGER = "storage-per-trigger"
 NOTIFIER_CHOICES = ("auto", "local", "poll", "sqs", STORAGE_PER_TRIGGER)
 
@@ -160,7 +163,7 @@ class SourceOptions:
 
     @property
     def push(self) -> bool:
-        """Whether a notifier wakes the source (every choice but the per-trigger baseline)."""
+        """Whether a notifier was asked for (every choice but the per-trigger check)."""
         return self.notifier != STORAGE_PER_TRIGGER
 
 

@@ -12,6 +12,12 @@ polling expensive. :class:`SnapshotTracker` answers from memory and touches stor
 A check probes forward with existence checks of ``snapshot-{n}``: Paimon commits snapshot ids in
 order, so the first missing id ends the contiguous run. An idle check costs one request.
 
+On a local file system (``file://`` or a plain path) ``notifier="auto"`` checks on every call
+instead: the check is a ``stat`` nobody pays for, and Spark already calls ``latestOffset`` in a
+loop, so an inotify thread would only add a hand-over between threads to each commit's latency
+(measured in ``benchmarks/spark_bench.py``) and would miss commits that another machine makes
+on a network mount. ``notifier="local"`` still asks for inotify push.
+
 The notifier runs on a private asyncio event loop in a daemon thread, the same notifiers a
 :class:`~paimon_feed.ChangeFeed` uses. Hints are only wake-ups (DESIGN invariant 1): the
 tracker alone decides, from storage, which snapshots exist.
@@ -30,13 +36,15 @@ import threading
 import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Callable
+from urllib.parse import urlparse
 
 from paimon_feed.errors import ConfigurationError, StorageError
+from paimon_feed.spark.options import STORAGE_PER_TRIGGER
 
 if TYPE_CHECKING:
     import asyncio
 
-__all__ = ["SnapshotTracker", "StorageCounter", "STORAGE_METHODS"]
+__all__ = ["SnapshotTracker", "StorageCounter", "STORAGE_METHODS", "tracking_mode"]
 
 logger = logging.getLogger(__name__)
 
@@ -106,6 +114,16 @@ class StorageCounter:
     def by_method(self) -> dict[str, int]:
         with self._lock:
             return dict(self._calls)
+
+
+def tracking_mode(notifier: str | None, table_url: str) -> str:
+    """What a tracker asked for ``notifier`` does on ``table_url``: a notifier's name, or
+    ``STORAGE_PER_TRIGGER`` (no notifier given, or ``auto`` on a local file system)."""
+    if notifier is None or notifier == STORAGE_PER_TRIGGER:
+        return STORAGE_PER_TRIGGER
+    if notifier == "auto" and urlparse(table_url).scheme in ("", "file"):
+        return STORAGE_PER_TRIGGER
+    return notifier
 
 
 class _NotifierThread:
@@ -237,8 +255,9 @@ class SnapshotTracker:
         table: a pypaimon ``FileStoreTable`` whose ``file_io`` is already instrumented by
             ``counter`` (if counting is wanted).
         table_url: the table's root, as the notifiers key it.
-        notifier: ``auto``/``local``/``poll``/``sqs``; ``storage-per-trigger`` (the benchmark
-            baseline) or ``None`` for no push: every :meth:`latest` call checks storage.
+        notifier: ``auto``/``local``/``poll``/``sqs``; ``storage-per-trigger`` or ``None`` for
+            no push: every :meth:`latest` call checks storage (what ``auto`` does on a local
+            file system, see :func:`tracking_mode`).
         reconcile_interval: seconds between safety checks while push is healthy.
         poll_interval: seconds between checks while the push source is down, and the polling
             notifier's interval.
@@ -278,10 +297,10 @@ class SnapshotTracker:
         self._errors = 0
         self._closed = False
         self._notifier: _NotifierThread | None = None
-        self.mode = notifier or "none"
-        if notifier not in (None, "storage-per-trigger"):
+        self.mode = tracking_mode(notifier, table_url)
+        if self.mode != STORAGE_PER_TRIGGER:
             self._notifier = _NotifierThread(
-                notifier,
+                self.mode,
                 table_url,
                 self._file_io,
                 {"poll_interval": poll_interval, "sqs_queue_url": sqs_queue_url},

@@ -143,13 +143,16 @@ def test_available_now_stops_at_what_existed_when_it_started(spark, paimon, tmp_
 # --- running queries --------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("notifier", ["auto", "local"])  # a check per trigger; inotify push
 def test_a_running_query_delivers_every_concurrent_commit_once_and_in_order(
-    spark, paimon, table, tmp_path
+    spark, paimon, table, notifier, tmp_path
 ):
     sink = BatchSink()
     # "earliest": every change, even if the writer's first commit beats the query's start
     # (with the default latest-full, that commit would come as part of a full state instead).
-    options = paimon.options(table, startingPosition="earliest", includeRowKind="true")
+    options = paimon.options(
+        table, startingPosition="earliest", includeRowKind="true", notifier=notifier
+    )
     query = start_query(
         spark, options, sink, str(tmp_path / "checkpoint"), processingTime="100 milliseconds"
     )
@@ -255,7 +258,9 @@ def test_a_new_query_resumes_from_the_consumer_file_not_the_starting_position(
 # --- push: triggers are answered from memory ----------------------------------------------
 
 
-def test_an_idle_running_query_answers_triggers_from_memory(spark, paimon, tmp_path):
+def follow_at_zero_trigger(spark, paimon, tmp_path, **options):
+    """A query following a new append table (commit 1 in it) from the earliest snapshot at a 0 s
+    trigger: the table, the sink, the query and a reader of the source's stats file."""
     table = paimon.create_append_table()
     commit(table, 1)
     stats_path = tmp_path / "stats.json"
@@ -263,12 +268,17 @@ def test_an_idle_running_query_answers_triggers_from_memory(spark, paimon, tmp_p
     def stats() -> dict:
         return json.loads(stats_path.read_text()) if stats_path.exists() else {}
 
-    options = paimon.options(
-        table, startingPosition="earliest", statsPath=stats_path, reconcileInterval="1h"
-    )
+    options = paimon.options(table, startingPosition="earliest", statsPath=stats_path, **options)
     sink = BatchSink()
     query = start_query(
         spark, options, sink, str(tmp_path / "checkpoint"), processingTime="0 seconds"
+    )
+    return table, sink, query, stats
+
+
+def test_an_idle_running_query_answers_triggers_from_memory(spark, paimon, tmp_path):
+    table, sink, query, stats = follow_at_zero_trigger(
+        spark, paimon, tmp_path, reconcileInterval="1h", notifier="local"
     )
     try:
         wait_until(lambda: sink.commits() == [1, 1, 1], QUERY_TIMEOUT_S, "commit 1")
@@ -291,3 +301,29 @@ def test_an_idle_running_query_answers_triggers_from_memory(spark, paimon, tmp_p
     finally:
         query.stop()
     assert query.exception() is None
+
+
+def test_auto_on_a_local_table_checks_storage_on_every_trigger(spark, paimon, tmp_path):
+    """A local check is a stat, so ``auto`` runs no notifier there: every trigger looks."""
+    table, sink, query, stats = follow_at_zero_trigger(
+        spark, paimon, tmp_path, includeRowKind="true"
+    )
+    try:
+        wait_until(lambda: sink.commits() == [1, 1, 1], QUERY_TIMEOUT_S, "commit 1")
+        idle_from = stats()
+        wait_until(
+            lambda: stats()["latest_calls"] >= idle_from["latest_calls"] + 50,
+            QUERY_TIMEOUT_S,
+            "50 more idle triggers",
+        )
+        idle_to = stats()
+        assert idle_from["notifier"] == "storage-per-trigger" and idle_from["hints"] == {}
+        calls = idle_to["latest_calls"] - idle_from["latest_calls"]
+        assert idle_to["snapshot_probes"] - idle_from["snapshot_probes"] >= calls
+
+        commit(table, 2)
+        wait_until(lambda: sink.commits() == [1, 1, 1, 2, 2, 2], QUERY_TIMEOUT_S, "commit 2")
+    finally:
+        query.stop()
+    assert query.exception() is None
+    assert delivered_changes(sink.rows()) == expected_changes(table, [1, 2])

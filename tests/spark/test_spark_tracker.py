@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from paimon_feed.planner._pypaimon import table_url
-from paimon_feed.spark.tracker import SnapshotTracker, StorageCounter
+from paimon_feed.spark.tracker import SnapshotTracker, StorageCounter, tracking_mode
 from spark_support import commit, wait_until
 
 
@@ -81,6 +81,36 @@ def test_without_push_every_question_checks_storage(table):
         for _ in range(10):
             assert tracker.latest() == 1
         assert tracker.counter.total - before == 10  # one existence check of snapshot-2 each
+    finally:
+        tracker.close()
+
+
+@pytest.mark.parametrize(
+    ("notifier", "url", "mode"),
+    [
+        ("auto", "file:///data/wh/db.db/t", "storage-per-trigger"),  # a stat: no notifier
+        ("auto", "/data/wh/db.db/t", "storage-per-trigger"),
+        ("auto", "s3://bucket/wh/db.db/t", "auto"),  # sqs with a queue, else poll
+        ("local", "file:///data/wh/db.db/t", "local"),  # inotify when asked for
+        ("poll", "file:///data/wh/db.db/t", "poll"),
+        (None, "s3://bucket/wh/db.db/t", "storage-per-trigger"),
+    ],
+)
+def test_auto_checks_every_trigger_on_a_local_file_system_and_pushes_elsewhere(notifier, url, mode):
+    assert tracking_mode(notifier, url) == mode
+
+
+def test_auto_on_a_local_table_runs_no_notifier_and_checks_on_every_question(table):
+    commit(table, 1)
+    tracker = tracker_for(table, notifier="auto")
+    try:
+        assert tracker.stats()["notifier"] == "storage-per-trigger" and not tracker.push_healthy
+        before = tracker.stats()["snapshot_probes"]
+        for _ in range(5):
+            assert tracker.latest() == 1
+        commit(table, 2)  # through the same FileIO: count probes, not its storage calls
+        assert tracker.latest() == 2  # no hint, no interval: the next question finds it
+        assert tracker.stats()["snapshot_probes"] - before == 5 + 2  # snapshot-2 each, then -3
     finally:
         tracker.close()
 
