@@ -32,9 +32,9 @@ MARKER = re.compile(r"<!-- bench:(?P<name>[\w-]+) -->(?P<body>.*?)<!-- /bench:(?
 
 
 def load_results(results: Path = RESULTS) -> dict[str, Any]:
-    """``{"core": ..., "s3": ..., "spark": ..., "reliability": ..., "catchup": ...}`` from the
-    result files."""
-    names = ("core", "s3", "spark", "reliability", "catchup")
+    """``{"core": ..., "s3": ..., "spark": ..., "reliability": ..., "catchup": ...,
+    "consumer_commit": ...}`` from the result files."""
+    names = ("core", "s3", "spark", "reliability", "catchup", "consumer_commit")
     return {name: json.loads((results / f"{name}.json").read_text()) for name in names}
 
 
@@ -404,6 +404,19 @@ def spark_sockets(r: dict) -> str:
                  ["---", "---:", "---:"], rows)
 
 
+def spark_consumer_commit(r: dict) -> str:
+    """consumer_commit_bench.py: a consumer-file write on moto against the source's commit."""
+    c = r["consumer_commit"]
+    stored = ("held the last committed position" if c["stored_after_close"] == c["expected_after_close"]
+              else f"held {c['stored_after_close']}, not the last committed {c['expected_after_close']},")
+    return wrap(
+        f"On an `s3://` table on moto one write of the consumer file took {c['write']['median_ms']:.0f} ms "
+        f"(median; p95 {c['write']['p95_ms']:.0f} ms), which every micro-batch would wait for; the "
+        f"source's `commit` returns in {c['commit']['median_ms']:.2f} ms, and the file {stored} once the "
+        f"query stopped (`python benchmarks/consumer_commit_bench.py`)."
+    )
+
+
 def catchup(r: dict) -> str:
     """catchup_bench.py: each figure against the issue's target, then memory."""
     c = r["catchup"]
@@ -542,6 +555,7 @@ BLOCKS: dict[str, Callable[[dict], str]] = {
     "spark-startup-parts": spark_startup_parts,
     "spark-latency": spark_latency,
     "spark-sockets": spark_sockets,
+    "spark-consumer-commit": spark_consumer_commit,
     "spark-idle": spark_idle,
     "reliability": reliability,
     "catchup": catchup,

@@ -32,7 +32,9 @@ Progress and restarts:
 - ``consumerId`` is Paimon's side of it. Each Spark ``commit`` writes
   ``{table}/consumer/consumer-<id>`` (``{"nextSnapshot": N}``), so Paimon's snapshot expiration
   keeps the snapshots the query has not read. Spark commits a micro-batch to its source when it
-  plans the next one, so the file trails the query by at most one micro-batch (it never leads).
+  plans the next one, so the file trails the query by at most one micro-batch (it never leads);
+  a thread of the driver writes it, so no micro-batch waits for the write
+  (:class:`~paimon_feed.spark.driver.ConsumerFileWriter`).
   A *new* query (no Spark checkpoint yet) with a stored consumer file starts there, and the
   file wins over ``startingPosition``, as for :class:`~paimon_feed.ChangeFeed`.
 - Batch reads (``spark.read``) ignore ``consumerId`` and the streaming-only options.

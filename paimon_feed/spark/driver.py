@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import logging
 import math
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
@@ -44,6 +45,7 @@ from paimon_feed.spark.table import load_table
 from paimon_feed.spark.tracker import SnapshotTracker, StorageCounter
 
 __all__ = [
+    "ConsumerFileWriter",
     "SplitGroup",
     "StreamDriver",
     "load_table",
@@ -63,6 +65,7 @@ OPEN_COST_BYTES = 4 * 1024 * 1024
 #: dominate); a table's own ``read.batch-size`` wins.
 READ_BATCH_ROWS = 65536
 _STATS_WRITE_INTERVAL_S = 0.5
+_CONSUMER_CLOSE_TIMEOUT_S = 30.0
 _STORAGE_RETRY_DELAYS_S = (0.2, 1.0, 5.0)
 
 
@@ -249,6 +252,71 @@ def read_splits(
             yield conform(batch) if conform is not None else batch
 
 
+class ConsumerFileWriter:
+    """Writes a query's consumer file off Spark's critical path.
+
+    Spark commits micro-batch N to its source after journaling batch N+1's offsets and before
+    running it, so a write inside ``commit`` (a PUT on S3) would delay every micro-batch. Here
+    :meth:`submit` only records the position, and one thread writes the newest position
+    submitted: the file only ever holds positions Spark committed (it trails, never leads), and
+    commits that come while a write is in flight cost one write. A failed write is logged and
+    retried with the next position; :meth:`close` writes what is still unwritten (once).
+    """
+
+    def __init__(self, store: CheckpointStore, table_name: str) -> None:
+        self._store = store
+        self._table_name = table_name
+        self._changed = threading.Condition()
+        self._wanted: int | None = None
+        self._submitted = 0  # submissions so far; the writer handles each count once
+        self._handled = 0
+        self._closing = False
+        self._retried_at_close = False
+        self.written: int | None = None  # the position last written successfully
+        self._thread = threading.Thread(
+            target=self._run, name=f"paimon-feed-consumer-{store.consumer_id}", daemon=True
+        )
+        self._thread.start()
+
+    def submit(self, next_snapshot_id: int) -> None:
+        with self._changed:
+            self._wanted = next_snapshot_id
+            self._submitted += 1
+            self._changed.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._changed:
+                self._changed.wait_for(lambda: self._closing or self._submitted != self._handled)
+                new = self._submitted != self._handled
+                if not new and (self._wanted is None or self._wanted == self.written):
+                    return  # closing, everything written
+                target, self._handled, last = self._wanted, self._submitted, self._closing
+            try:
+                self._store.save(target)
+                self.written = target
+            except CheckpointError as exc:
+                # Spark's checkpoint has the progress; the consumer file only protects unread
+                # snapshots from expiry, and the next commit (or close) writes it again.
+                logger.warning("%s; retrying at the next commit", exc)
+                if last:
+                    if self._retried_at_close:
+                        return
+                    self._retried_at_close = True
+
+    def close(self) -> None:
+        """Write what is pending, then stop. Idempotent."""
+        with self._changed:
+            self._closing = True
+            self._changed.notify()
+        self._thread.join(_CONSUMER_CLOSE_TIMEOUT_S)
+        if self._thread.is_alive():
+            logger.warning(
+                "table %s: the consumer file write still runs after %.0fs; the file may trail "
+                "the query by more than one micro-batch", self._table_name, _CONSUMER_CLOSE_TIMEOUT_S,
+            )
+
+
 class StreamDriver:
     """The driver side of one streaming query (see the module docstring).
 
@@ -290,6 +358,7 @@ class StreamDriver:
         self.tracker.start()
         self._available_now_target: int | None = None
         self._committed_next: int | None = None
+        self._consumer_writer: ConsumerFileWriter | None = None
         self._stats_written_at = 0.0
         self._closed = False
         logger.info(
@@ -405,20 +474,17 @@ class StreamDriver:
                 time.sleep(delay)
 
     def commit(self, end: FeedOffset) -> None:
-        """Spark processed everything up to ``end``: advance the consumer file (if any)."""
+        """Spark processed everything up to ``end``: advance the consumer file (if any), in the
+        background (:class:`ConsumerFileWriter`)."""
         if end.pending_full_snapshot_id is not None:
             return  # an initial offset: nothing was processed yet
         target = end.next_snapshot_id
         if self._committed_next is not None and target <= self._committed_next:
             return
         if self.checkpoint is not None:
-            try:
-                self.checkpoint.save(target)
-            except CheckpointError as exc:
-                # Spark's checkpoint has the progress; the consumer file only protects unread
-                # snapshots from expiry, and the next commit writes it again.
-                logger.warning("%s; retrying at the next commit", exc)
-                return
+            if self._consumer_writer is None:
+                self._consumer_writer = ConsumerFileWriter(self.checkpoint, self.table_name)
+            self._consumer_writer.submit(target)
         self._committed_next = target
         self._maybe_write_stats(force=True)
 
@@ -427,6 +493,8 @@ class StreamDriver:
         stats = self.tracker.stats()
         stats["table"] = self.table_name
         stats["committed_next_snapshot_id"] = self._committed_next
+        writer = self._consumer_writer
+        stats["consumer_file_next_snapshot_id"] = writer.written if writer is not None else None
         return stats
 
     def _maybe_write_stats(self, force: bool = False) -> None:
@@ -446,6 +514,8 @@ class StreamDriver:
         if self._closed:
             return
         self._closed = True
+        if self._consumer_writer is not None:
+            self._consumer_writer.close()
         self._maybe_write_stats(force=True)
         self.tracker.close()
         logger.info("paimon_feed source for %s stopped", self.table_name)

@@ -5,13 +5,20 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 
 import pyarrow as pa
 import pytest
 
 from paimon_feed.errors import CheckpointError
 from paimon_feed.planner import Planner
-from paimon_feed.spark.driver import StreamDriver, pack_splits, plan_batch, read_splits
+from paimon_feed.spark.driver import (
+    ConsumerFileWriter,
+    StreamDriver,
+    pack_splits,
+    plan_batch,
+    read_splits,
+)
 from paimon_feed.spark.offsets import FeedOffset
 from paimon_feed.spark.options import parse_options
 from spark_support import commit, expected_changes
@@ -154,6 +161,73 @@ def test_a_stored_consumer_checkpoint_is_where_a_new_query_starts(paimon, pk_tab
         assert again.initial_offset().to_json() == {"snapshot": 3}
     finally:
         again.close()
+
+
+class GatedStore:
+    """A consumer store whose writes wait for the test to open a gate, and can fail."""
+
+    consumer_id = "etl"
+
+    def __init__(self, fail_first: int = 0) -> None:
+        self.gate = threading.Event()
+        self.started = threading.Event()
+        self.saved: list[int] = []
+        self.fail_first = fail_first
+
+    def save(self, next_snapshot_id: int) -> None:
+        self.started.set()
+        assert self.gate.wait(30)
+        if self.fail_first:
+            self.fail_first -= 1
+            raise CheckpointError(f"cannot write consumer file (next snapshot {next_snapshot_id})")
+        self.saved.append(next_snapshot_id)
+
+
+def test_commits_do_not_wait_for_the_consumer_file_and_a_burst_costs_one_write():
+    store = GatedStore()
+    writer = ConsumerFileWriter(store, "db.orders")
+    writer.submit(5)
+    assert store.started.wait(30)  # the write of 5 is in flight, held at the gate ...
+    writer.submit(6)  # ... and these return at once
+    writer.submit(7)
+    store.gate.set()
+    writer.close()  # writes what is pending: only the newest position
+    assert store.saved == [5, 7] and writer.written == 7
+
+
+def test_a_failed_consumer_file_write_is_retried_with_the_next_commit_or_at_close():
+    store = GatedStore(fail_first=1)
+    writer = ConsumerFileWriter(store, "db.orders")
+    writer.submit(3)
+    assert store.started.wait(30)
+    writer.submit(4)
+    store.gate.set()  # 3 fails; 4 is written
+    writer.close()
+    assert store.saved == [4] and writer.written == 4
+
+    store = GatedStore(fail_first=1)
+    store.gate.set()
+    writer = ConsumerFileWriter(store, "db.orders")
+    writer.submit(3)  # fails, and no commit follows: close tries once more
+    writer.close()
+    assert store.saved == [3] and writer.written == 3
+
+
+def test_the_consumer_file_never_leads_what_spark_committed(paimon, pk_table):
+    commit(pk_table, 4)
+    driver = driver_for(paimon, pk_table, consumerId="etl", startingPosition="earliest")
+    path = os.path.join(pk_table.table_path, "consumer", "consumer-etl")
+    try:
+        start = driver.initial_offset()
+        first = driver.latest_offset(start, 2)
+        driver.commit(first)
+        second = driver.latest_offset(first, 2)  # planned, not committed
+        assert second.next_snapshot_id == 5
+    finally:
+        driver.close()
+    with open(path, encoding="utf-8") as handle:
+        assert json.load(handle) == {"nextSnapshot": 3}
+    assert driver.stats()["consumer_file_next_snapshot_id"] == 3
 
 
 def test_a_consumer_ahead_of_the_table_is_an_error(paimon, pk_table):
