@@ -263,20 +263,22 @@ def spark_vs_java(r: dict) -> str:
     startup = s["startup"]["cases"]
     rows.append(["`AvailableNow` on a 10-row table, start to termination, s"]
                 + [f"{startup[key]['median_s']:.2f}" if key in startup else "–" for key, _ in readers])
-    # Commit -> end: this source with push; the connector checks storage on every trigger; the
-    # do-nothing Python source lists the snapshot directory on every trigger and reads nothing;
-    # Spark's file source lists the bucket directories on every trigger.
-    followers = {"source": "push", "java_connector": "java_connector", "python_ceiling": "python_ceiling",
+    # Commit -> end on a local table: this source as it comes (a storage check on every trigger
+    # there), the connector (a storage check on every trigger), the do-nothing Python source (a
+    # listing of the snapshot directory on every trigger, nothing read) and Spark's file source
+    # (a listing of the bucket directories on every trigger). Idle requests on S3: this source
+    # with push through SQS.
+    followers = {"java_connector": "java_connector", "python_ceiling": "python_ceiling",
                  "spark_parquet": "spark_parquet"}
     for trigger in ("0 seconds", "1 second"):
         latency = s["latency"][trigger]
-        rows.append([f"commit → end of micro-batch, p50 / p95 ms, `processingTime=\"{trigger}\"` (this source: push)"]
-                    + [f"{latency[followers[key]]['p50_ms']:.0f} / {latency[followers[key]]['p95_ms']:.0f}"
-                       if followers.get(key) in latency else "–" for key, _ in readers])
+        rows.append([f"commit → end of micro-batch on a local table, p50 / p95 ms, `processingTime=\"{trigger}\"`"]
+                    + [f"{latency[mode]['p50_ms']:.0f} / {latency[mode]['p95_ms']:.0f}" if mode in latency else "–"
+                       for mode in (followers.get(key, "auto") for key, _ in readers)])
     idle = s["idle_s3"]["modes"]
-    rows.append(["S3 requests per idle minute (moto, counted at the server)"]
-                + [f"{idle[followers[key]]['s3_requests_per_minute']:,.1f}" if followers.get(key) in idle else "–"
-                   for key, _ in readers])
+    rows.append(["S3 requests per idle minute (moto, counted at the server; this source: push through SQS)"]
+                + [f"{idle[mode]['s3_requests_per_minute']:,.1f}" if mode in idle else "–"
+                   for mode in (followers.get(key, "push") for key, _ in readers)])
     return table(["figure"] + [_reader_label(r, key, label) for key, label in readers],
                  ["---"] + ["---:"] * len(readers), rows)
 
@@ -340,16 +342,17 @@ def spark_targets(r: dict) -> str:
     latency = t["latency_p50_vs_java"]
     for trigger in ("0 seconds", "1 second"):
         ratio = None if latency is None else latency[trigger]
-        rows.append([f"commit → end of micro-batch p50 ≤ the Java connector's, push, `processingTime=\"{trigger}\"`",
+        rows.append([f"commit → end of micro-batch p50 ≤ the Java connector's (local table, `notifier=auto`), `processingTime=\"{trigger}\"`",
                      java_missing if ratio is None else f"{ratio:.2f}×", "–" if ratio is None else _met(ratio <= 1)])
     idle = t.get("idle_requests_java_over_push")
+    idle_label = "… with ≥ 100× fewer idle storage requests than the Java connector (`s3://` on moto; this source: push through SQS)"
     if not _java_ran(r):
-        rows.append(["… with ≥ 100× fewer idle storage requests than the Java connector (moto)", java_missing, "–"])
+        rows.append([idle_label, java_missing, "–"])
     elif idle is None:
-        rows.append(["… with ≥ 100× fewer idle storage requests than the Java connector (moto)",
+        rows.append([idle_label,
                      "push made no request in the window", "met"])
     else:
-        rows.append(["… with ≥ 100× fewer idle storage requests than the Java connector (moto)",
+        rows.append([idle_label,
                      f"{idle:,.0f}× fewer", _met(idle >= 100)])
     return table(["target (issue 13)", "this run", ""], ["---", "---:", "---"], rows)
 
@@ -371,8 +374,8 @@ def spark_startup_parts(r: dict) -> str:
 
 def spark_latency(r: dict) -> str:
     s = r["spark"]
-    followers = [("push", "this source, push (local notifier)"),
-                 ("storage-per-trigger", "this source, checking storage on every trigger"),
+    followers = [("auto", "this source, `notifier=auto` (the default; on a local table, a storage check on every trigger)"),
+                 ("push", "this source, inotify push (`notifier=local`)"),
                  ("python_ceiling", "do-nothing Python source (lists the snapshot directory on every trigger, reads nothing)"),
                  ("spark_parquet", "Spark's file source on the table's Parquet files (lists the bucket directories on every trigger)")]
     if _java_ran(r):
@@ -382,7 +385,7 @@ def spark_latency(r: dict) -> str:
         for key, label in followers:
             m = s["latency"][trigger][key]
             rows.append([f"`{trigger}`", label, f"{m['p50_ms']:.0f}", f"{m['p95_ms']:.0f}", f"{m['entry_p50_ms']:.0f}"])
-    commits = s["latency"]["0 seconds"]["push"]["commits"]
+    commits = s["latency"]["0 seconds"]["auto"]["commits"]
     return table(
         ["trigger", f"reader, {commits} commits each", "p50 ms to the end", "p95 ms to the end",
          "p50 ms to the start of `foreachBatch`"],
@@ -395,10 +398,10 @@ def spark_sockets(r: dict) -> str:
     (spark_bench.py's probe processes, each with a session of its own)."""
     sockets = r["spark"]["python_sockets"]
     labels = {"tcp": "TCP (Spark's default)", "unix": f"Unix domain sockets (`{sockets['conf']}=true`)"}
-    readers = (("push", "this source, push"), ("python_ceiling", "do-nothing Python source"))
+    readers = (("auto", "this source"), ("python_ceiling", "do-nothing Python source"))
     rows = [[labels[kind]] + [f"{sockets[kind][mode]['p50_ms']:.0f} / {sockets[kind][mode]['p95_ms']:.0f}"
                               for mode, _ in readers] for kind in ("tcp", "unix")]
-    commits = sockets["tcp"]["push"]["commits"]
+    commits = sockets["tcp"]["auto"]["commits"]
     return table([f"Python workers reach the JVM over ({commits} commits per cell, `processingTime=\"0 seconds\"`)"]
                  + [f"{label}, p50 / p95 ms to the end" for _, label in readers],
                  ["---", "---:", "---:"], rows)

@@ -29,12 +29,15 @@ without the connector.
 2. ``AvailableNow`` start-up: the same queries on a 10-row table, from the DataFrame's creation
    through ``start()`` to termination, in a session already up (for the connector: in its
    worker's session, timed here around the request).
-3. Commit to the END of the micro-batch: a query follows a table while a writer commits at
-   random intervals (0.2-0.6 s); latency runs from the snapshot file's mtime to the moment the
-   ``foreachBatch`` function returns, after it read the micro-batch's rows (its entry is kept
-   too). With ``processingTime="0 seconds"`` and with a 1 s trigger; this source with push
-   (inotify) and with ``notifier=storage-per-trigger`` (a storage check on every trigger, the
-   way a polling connector works), a do-nothing Python stream source (the newest snapshot id by
+3. Commit to the END of the micro-batch: a query follows a table while a writer commits;
+   latency runs from the snapshot file's mtime to the moment the ``foreachBatch`` function
+   returns, after it read the micro-batch's rows (its entry is kept too). With
+   ``processingTime="0 seconds"`` the writer commits at random intervals (0.2-0.6 s); with a 1 s
+   trigger, whose triggers Spark fires on whole seconds of the wall clock, it commits at random
+   phases within the second, one commit per second. Every reader of a round gets the same
+   intervals and phases, so the wait for the trigger is the same for all. This source with
+   ``notifier=auto`` (the default: on a local table, a storage check on every trigger) and with
+   push (``notifier=local``: inotify), a do-nothing Python stream source (the newest snapshot id by
    listing the snapshot directory on every trigger, rows read from nowhere: the floor under any
    Python source), Spark's own file source on the table's Parquet files (the JVM on the same
    Spark) and the Java connector (``scan.mode=latest``), which checks storage on every
@@ -105,14 +108,17 @@ SMALL = pa.schema([pa.field("id", pa.int64(), nullable=False), ("commit", pa.int
 SMALL_DDL = "id bigint not null, commit bigint"
 PK_OPTIONS = {"bucket": "2", "changelog-producer": "input"}
 WARM_UP_COMMITS = 3
+#: How this source follows the local latency table: the default (on a local file system a
+#: storage check, a ``stat``, on every trigger) and inotify push, asked for by name.
 MODES = {
-    "push": {"notifier": "auto"},
-    "storage-per-trigger": {"notifier": "storage-per-trigger"},
+    "auto": {"notifier": "auto"},
+    "push": {"notifier": "local"},
 }
 #: The floor under any Python stream source's latency: :class:`SnapshotIdsSource`.
 PYTHON_CEILING = "python_ceiling"
 LABELS = {
-    "push": "push (notifier=auto: inotify)",
+    "auto": "notifier=auto, the default (on a local table: a storage check on every trigger)",
+    "push": "push (notifier=local: inotify)",
     "storage-per-trigger": "poll storage on every latestOffset",
     PYTHON_CEILING: "do-nothing Python source (lists the snapshot directory on every trigger, reads nothing)",
     "spark_parquet": "Spark's file source on the table's Parquet files (lists the bucket directories on every trigger)",
@@ -779,6 +785,17 @@ class JavaFollow:
         self.java.call("stop", name=self.name)
 
 
+def commit_delay(rng: random.Random, trigger_s: float) -> float:
+    """Seconds to wait before the next commit: 0.2-0.6 s with a 0 s trigger; with a longer one,
+    to a random phase of the next trigger interval at least 0.2 s away (Spark fires
+    ``processingTime`` triggers on multiples of the interval since the epoch)."""
+    if trigger_s <= 0:
+        return rng.uniform(0.2, 0.6)
+    now = time.time()
+    at = (now // trigger_s + 1) * trigger_s + rng.uniform(0, trigger_s)
+    return at - now if at - now >= 0.2 else at - now + trigger_s
+
+
 def measure_latency(readers, table, mode: str, trigger: str, numbers: list[int], workdir: str, tag: str,
                     seed: int) -> dict:
     """End and entry latencies (ms) of the commits ``numbers``, after ``WARM_UP_COMMITS``
@@ -800,13 +817,14 @@ def measure_latency(readers, table, mode: str, trigger: str, numbers: list[int],
     rng = random.Random(seed)
     warm_up = [-(n + 1) - 1000 * seed for n in range(WARM_UP_COMMITS)]
     snapshot_of = {}
+    trigger_s = float(trigger.split()[0])
 
     def key(n):  # what the sink saw of commit n: its number, or its snapshot id (the ceiling)
         return snapshot_of[n] if mode == PYTHON_CEILING else n
 
     try:
         for n in warm_up + numbers:
-            time.sleep(rng.uniform(0.2, 0.6))
+            time.sleep(commit_delay(rng, trigger_s))
             commit_small(table, n)
             snapshot_of[n] = table.snapshot_manager().get_latest_snapshot().id
             if n in warm_up:
@@ -825,20 +843,21 @@ def measure_latency(readers, table, mode: str, trigger: str, numbers: list[int],
 
 
 def measure_latencies(readers, table, commits: int, rounds: int, workdir: str) -> dict:
-    """Every (trigger, mode) in alternating rounds, so drift in the machine's load hits all alike."""
+    """Every (trigger, mode) in alternating rounds, so drift in the machine's load hits all alike;
+    the readers of a round share a seed (the same commit intervals and phases)."""
     modes = list(MODES) + [PYTHON_CEILING, "spark_parquet"] + (["java_connector"] if readers.java else [])
     keys = [(trigger, mode) for trigger in TRIGGERS for mode in modes]
     measured: dict[tuple[str, str], list[dict]] = {key: [] for key in keys}
     per_round, next_number = max(1, commits // rounds), 1
     before = load()
     for round_index in range(rounds):
-        for index, (trigger, mode) in enumerate(keys):
+        for trigger, mode in keys:
             numbers = list(range(next_number, next_number + per_round))
             next_number += per_round
             print(f"latency: {mode}, trigger {trigger}, round {round_index + 1}/{rounds} ...", flush=True)
             measured[trigger, mode].append(measure_latency(
                 readers, table, mode, TRIGGERS[trigger], numbers, workdir,
-                tag=f"{trigger.replace(' ', '')}-{round_index}", seed=7 + 10 * round_index + index))
+                tag=f"{trigger.replace(' ', '')}-{round_index}", seed=7 + 10 * round_index))
     result: dict = {"load_before": before, "load_after": load()}
     for (trigger, mode), runs in measured.items():
         result.setdefault(trigger, {})[mode] = latency_summary(mode, runs)
@@ -858,14 +877,14 @@ def latency_summary(mode: str, runs: list[dict]) -> dict:
     }
 
 
-SOCKET_PROBE_MODES = ("push", PYTHON_CEILING)
+SOCKET_PROBE_MODES = ("auto", PYTHON_CEILING)
 
 
 def socket_probe(sockets: str, commits: int, out: str, order: int) -> None:
     """``--socket-probe``: a session of its own whose Python workers reach the JVM over
     ``sockets`` (a key of :data:`SOCKETS`; Spark reads the setting once, when the session
-    starts); this source (push) and the do-nothing source each follow a fresh table at a 0 s
-    trigger, in :data:`SOCKET_PROBE_MODES` order or (``order`` 1) the reverse. Writes their
+    starts); this source (``notifier=auto``) and the do-nothing source each follow a fresh table at a
+    0 s trigger, in :data:`SOCKET_PROBE_MODES` order or (``order`` 1) the reverse. Writes their
     latencies to ``out``."""
     from pypaimon import CatalogFactory
 
@@ -1049,14 +1068,16 @@ def targets(results: dict) -> dict:
         "noop_vs_python_ceiling": rate("source/batch/noop") / rate("python_ceiling/batch/noop"),
         "noop_available_now_vs_python_ceiling": rate("source/available_now/noop") / rate("python_ceiling/available_now/noop"),
         "startup_minus_python_ceiling_s": startup["source"]["median_s"] - startup["python_ceiling"]["median_s"],
-        # push's commit -> end of micro-batch p50 over the Java connector's, per trigger.
-        "latency_p50_vs_java": {trigger: lat[trigger]["push"]["p50_ms"] / lat[trigger]["java_connector"]["p50_ms"]
+        # The default's commit -> end of micro-batch p50 over the Java connector's, per trigger.
+        "latency_p50_vs_java": {trigger: lat[trigger]["auto"]["p50_ms"] / lat[trigger]["java_connector"]["p50_ms"]
                                 for trigger in TRIGGERS} if java else None,
-        "latency_p50_push_vs_poll": lat["0 seconds"]["push"]["p50_ms"] / lat["0 seconds"]["storage-per-trigger"]["p50_ms"],
+        # inotify push over the default's check on every trigger, on the local table.
+        "latency_p50_push_vs_auto": {trigger: lat[trigger]["push"]["p50_ms"] / lat[trigger]["auto"]["p50_ms"]
+                                     for trigger in TRIGGERS},
         # The floor: a do-nothing Python stream source's p50 over the Java connector's.
         "latency_p50_python_ceiling_vs_java": {trigger: lat[trigger][PYTHON_CEILING]["p50_ms"] / lat[trigger]["java_connector"]["p50_ms"]
                                                for trigger in TRIGGERS} if java else None,
-        "latency_p50_vs_python_ceiling": {trigger: lat[trigger]["push"]["p50_ms"] / lat[trigger][PYTHON_CEILING]["p50_ms"]
+        "latency_p50_vs_python_ceiling": {trigger: lat[trigger]["auto"]["p50_ms"] / lat[trigger][PYTHON_CEILING]["p50_ms"]
                                           for trigger in TRIGGERS},
         # Unix domain sockets over TCP for the Python workers, per reader (probe processes).
         "latency_p50_unix_over_tcp": {mode: results["python_sockets"]["unix"][mode]["p50_ms"] / results["python_sockets"]["tcp"][mode]["p50_ms"]
