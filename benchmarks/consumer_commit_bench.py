@@ -7,7 +7,8 @@ running it, so whatever the source's ``commit`` does sits on every micro-batch's
 ``consumerId`` that is a write of Paimon's consumer file. On an ``s3://`` table on a
 ``moto_server`` process this measures, in the same run:
 
-- ``write``: one write of the consumer file, what a ``commit`` that writes it itself waits for;
+- ``write``: one write of the consumer file (``CheckpointStore.save``), what a ``commit`` that
+  writes it itself waits for, and its S3 requests counted in moto's log;
 - ``commit``: ``StreamDriver.commit`` as it is, which hands the position to the source's
   consumer-file thread (:class:`~paimon_feed.spark.driver.ConsumerFileWriter`) and returns;
   50 ms apart, about a micro-batch's spacing, and the file is read back after ``close()``.
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 import time
@@ -38,6 +40,7 @@ from paimon_feed.spark.options import parse_options  # noqa: E402
 
 BUCKET = "consumer-commit-bench"
 SPACING_S = 0.05
+_CONSUMER_REQUEST = re.compile(r'"(?:\x1b\[[0-9;]*m)?[A-Z]+ \S*/consumer\S* HTTP')
 
 
 def summary(seconds: list[float]) -> dict:
@@ -61,10 +64,13 @@ def main() -> None:
                        notifier="storage-per-trigger")
         driver = StreamDriver(parse_options(options))
         writes, commits = [], []
+        offset = server.log_path.stat().st_size
         for n in range(args.commits):
             started = time.perf_counter()
             driver.checkpoint.save(2 + n)
             writes.append(time.perf_counter() - started)
+        logged = server.log_path.read_bytes()[offset:].decode(errors="replace")
+        requests_per_write = len(_CONSUMER_REQUEST.findall(logged)) / args.commits
         last = 1000 + args.commits
         for n in range(1000, last):
             started = time.perf_counter()
@@ -75,10 +81,12 @@ def main() -> None:
         stored = driver.checkpoint.load()
     finally:
         server.close()
-    result = {"table": "s3:// on moto_server", "spacing_s": SPACING_S, "write": summary(writes),
+    result = {"table": "s3:// on moto_server", "spacing_s": SPACING_S,
+              "write": {**summary(writes), "s3_requests": requests_per_write},
               "commit": summary(commits), "stored_after_close": stored, "expected_after_close": last - 1}
     print(f"consumer file write (what a commit that writes it waits for): "
-          f"median {result['write']['median_ms']:.1f} ms, p95 {result['write']['p95_ms']:.1f} ms")
+          f"median {result['write']['median_ms']:.1f} ms, p95 {result['write']['p95_ms']:.1f} ms, "
+          f"{requests_per_write:g} S3 requests")
     print(f"StreamDriver.commit: median {result['commit']['median_ms']:.3f} ms, "
           f"p95 {result['commit']['p95_ms']:.3f} ms; file after close: {stored} (expected {last - 1})")
     os.makedirs(os.path.dirname(args.out), exist_ok=True)

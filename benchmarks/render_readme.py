@@ -414,7 +414,8 @@ def spark_consumer_commit(r: dict) -> str:
               else f"held {c['stored_after_close']}, not the last committed {c['expected_after_close']},")
     return wrap(
         f"On an `s3://` table on moto one write of the consumer file took {c['write']['median_ms']:.0f} ms "
-        f"(median; p95 {c['write']['p95_ms']:.0f} ms), which every micro-batch would wait for; the "
+        f"(median; p95 {c['write']['p95_ms']:.0f} ms; {c['write']['s3_requests']:g} S3 request"
+        f"{'' if c['write']['s3_requests'] == 1 else 's'}), which every micro-batch would wait for; the "
         f"source's `commit` returns in {c['commit']['median_ms']:.2f} ms, and the file {stored} once the "
         f"query stopped (`python benchmarks/consumer_commit_bench.py`)."
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import random
+import re
 import threading
 
 import pytest
@@ -65,6 +66,19 @@ def test_advance_on_s3_writes_java_bytes_and_only_moves_forward(s3_table, s3, s3
     assert store.load() == 7
     raw = s3.get_object(Bucket=s3_queue.bucket, Key=consumer_key(s3_table, "etl"))["Body"].read()
     assert raw == b'{\n  "nextSnapshot" : 7\n}'
+
+
+def test_save_on_s3_is_one_put_of_java_bytes(s3_table, s3, s3_queue):
+    store = CheckpointStore.for_table(s3_table, "etl")
+    log = s3_queue.server.log_path
+    offset = log.stat().st_size
+    store.save(9)
+    store.save(4)  # save rewinds on purpose
+    requests = re.findall(r'"(?:\x1b\[[0-9;]*m)?([A-Z]+) (\S*/consumer\S*) HTTP', log.read_bytes()[offset:].decode())
+    assert [method for method, _ in requests] == ["PUT", "PUT"], requests
+    raw = s3.get_object(Bucket=s3_queue.bucket, Key=consumer_key(s3_table, "etl"))["Body"].read()
+    assert raw == b'{\n  "nextSnapshot" : 4\n}'
+    assert store.load() == 4
 
 
 def test_s3_client_comes_from_the_tables_catalog_options(s3_table, s3_queue):
