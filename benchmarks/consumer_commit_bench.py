@@ -23,15 +23,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import statistics
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
+sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
 
+from s3_costs import s3_request_kind  # noqa: E402  (how the S3 benchmarks read moto's log)
 from s3_support import create_table, commit_rows, paimon_catalog, s3_catalog_options, start_moto_server  # noqa: E402
 
 from paimon_feed.spark.driver import StreamDriver  # noqa: E402
@@ -40,7 +41,6 @@ from paimon_feed.spark.options import parse_options  # noqa: E402
 
 BUCKET = "consumer-commit-bench"
 SPACING_S = 0.05
-_CONSUMER_REQUEST = re.compile(r'"(?:\x1b\[[0-9;]*m)?[A-Z]+ \S*/consumer\S* HTTP')
 
 
 def summary(seconds: list[float]) -> dict:
@@ -69,8 +69,9 @@ def main() -> None:
             started = time.perf_counter()
             driver.checkpoint.save(2 + n)
             writes.append(time.perf_counter() - started)
-        logged = server.log_path.read_bytes()[offset:].decode(errors="replace")
-        requests_per_write = len(_CONSUMER_REQUEST.findall(logged)) / args.commits
+        logged = server.log_path.read_bytes()[offset:].decode(errors="replace").splitlines()
+        consumer_requests = [line for line in logged if "/consumer" in line and s3_request_kind(line)]
+        requests_per_write = len(consumer_requests) / args.commits
         last = 1000 + args.commits
         for n in range(1000, last):
             started = time.perf_counter()

@@ -14,9 +14,9 @@ order, so the first missing id ends the contiguous run. An idle check costs one 
 
 On a local file system (``file://`` or a plain path) ``notifier="auto"`` checks on every call
 instead: the check is a ``stat`` nobody pays for, and Spark already calls ``latestOffset`` in a
-loop, so an inotify thread would only add a hand-over between threads to each commit's latency
-(measured in ``benchmarks/spark_bench.py``) and would miss commits that another machine makes
-on a network mount. ``notifier="local"`` still asks for inotify push.
+loop, so an inotify thread buys no latency (``benchmarks/spark_bench.py`` measures both) and
+would miss commits that another machine makes on a network mount. ``notifier="local"`` still
+asks for inotify push.
 
 The notifier runs on a private asyncio event loop in a daemon thread, the same notifiers a
 :class:`~paimon_feed.ChangeFeed` uses. Hints are only wake-ups (DESIGN invariant 1): the
@@ -36,7 +36,6 @@ import threading
 import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Callable
-from urllib.parse import urlparse
 
 from paimon_feed.errors import ConfigurationError, StorageError
 from paimon_feed.spark.options import STORAGE_PER_TRIGGER
@@ -121,7 +120,10 @@ def tracking_mode(notifier: str | None, table_url: str) -> str:
     ``STORAGE_PER_TRIGGER`` (no notifier given, or ``auto`` on a local file system)."""
     if notifier is None or notifier == STORAGE_PER_TRIGGER:
         return STORAGE_PER_TRIGGER
-    if notifier == "auto" and urlparse(table_url).scheme in ("", "file"):
+    # The notifiers' own rule for a local table (they import asyncio: only when following).
+    from paimon_feed.notifiers.base import normalize_table_url
+
+    if notifier == "auto" and normalize_table_url(table_url).startswith("file://"):
         return STORAGE_PER_TRIGGER
     return notifier
 
