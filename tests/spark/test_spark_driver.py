@@ -303,8 +303,17 @@ def test_executors_read_plain_append_splits_directly_with_pypaimons_result(paimo
     assert direct.num_rows > 0
 
 
-def test_executors_read_primary_key_splits_with_pypaimon(paimon, pk_table, monkeypatch):
-    options = parse_options(paimon.options(pk_table, includeRowKind="true", startingPosition="earliest"))
-    direct, used = _read_splits_with(monkeypatch, options, plan_batch(options), direct=True)
-    assert not any(used)
+@pytest.mark.parametrize("extra", [{"startingPosition": "earliest"}, {}])  # changes; merged state
+def test_executors_read_primary_key_splits_directly_with_pypaimons_result(paimon, pk_table, monkeypatch, extra):
+    """A primary-key table's change splits hold their rows as stored, and its full state is the
+    deduplicate engine's merge: read with pyarrow, both equal pypaimon's read row for row, kinds
+    and order included."""
+    commit(pk_table, 1)  # the same keys again: updates
+    options = parse_options(paimon.options(pk_table, includeRowKind="true", **extra))
+    groups = plan_batch(options)
+    direct, used = _read_splits_with(monkeypatch, options, groups, direct=True)
+    oracle, _ = _read_splits_with(monkeypatch, options, groups, direct=False)
+    assert used and all(used)
+    assert direct.schema == oracle.schema
+    assert direct.to_pylist() == oracle.to_pylist()
     assert direct.num_rows > 0

@@ -10,12 +10,12 @@ def spy_direct_reads(monkeypatch, *, direct: bool) -> list[bool]:
     offered, whether it took it."""
     monkeypatch.setenv("PAIMON_FEED_DIRECT_READ", "1" if direct else "0")
     used: list[bool] = []
-    original = _pypaimon._DirectParquet._scanner
+    original = _pypaimon._DirectParquet.batches
 
     def spy(self, splits, target):
-        scanner = original(self, splits, target)
-        used.append(scanner is not None)
-        return scanner
+        batches = original(self, splits, target)
+        used.append(batches is not None)
+        return batches
 
-    monkeypatch.setattr(_pypaimon._DirectParquet, "_scanner", spy)
+    monkeypatch.setattr(_pypaimon._DirectParquet, "batches", spy)
     return used
