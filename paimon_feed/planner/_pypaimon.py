@@ -1118,7 +1118,7 @@ _KEY_PREFIX = "_KEY_"
 _SEQUENCE_COLUMN = "_SEQUENCE_NUMBER"
 #: A primary-key state split merged with pyarrow is read into memory whole; larger ones stream
 #: through pypaimon's merge.
-MERGE_SPLIT_BYTES = 256 * 1024 * 1024
+MERGE_SPLIT_BYTES = 128 * 1024 * 1024
 #: Table options that change how the deduplicate engine merges (or make pypaimon merge with
 #: another engine): any of them and the merge is pypaimon's.
 _MERGE_OPTIONS = ("merge-engine", "sequence.field", "ignore-delete")

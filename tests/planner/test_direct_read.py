@@ -16,6 +16,7 @@ from pypaimon.schema.data_types import AtomicType
 from pypaimon.schema.schema_change import SchemaChange
 
 from paimon_feed import Planner
+from paimon_feed.planner import _pypaimon
 from paimon_feed.tables import commit_arrow
 from support.direct_read import spy_direct_reads
 from support.planning import plan_rounds
@@ -213,6 +214,18 @@ def test_a_float_key_is_merged_by_pypaimon(cat, monkeypatch):
     table = cat.get_table("db.fk")
     for c in range(3):
         commit_arrow(table, pa.Table.from_pylist([{"x": -0.0 if c else 0.0, "v": c}, {"x": 1.5, "v": c}], schema=schema))
+    direct, used = merged_reads(table, monkeypatch, True)
+    oracle, _ = merged_reads(table, monkeypatch, False)
+    assert direct == oracle
+    assert used and not any(used)
+
+
+def test_a_state_split_too_large_to_merge_in_memory_is_merged_by_pypaimon(cat, monkeypatch):
+    cat.create_table("db.keyed", Schema.from_pyarrow_schema(
+        KEYED, primary_keys=["k", "n", "dt"], options={"bucket": "2", "rowkind.field": "op"}), False)
+    table = cat.get_table("db.keyed")
+    write_versions(table)
+    monkeypatch.setattr(_pypaimon, "MERGE_SPLIT_BYTES", 1)
     direct, used = merged_reads(table, monkeypatch, True)
     oracle, _ = merged_reads(table, monkeypatch, False)
     assert direct == oracle
