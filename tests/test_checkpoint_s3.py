@@ -155,14 +155,20 @@ def test_concurrent_s3_writers_end_at_the_maximum_and_never_go_backwards(s3_tabl
     seen: list[int] = []
     stop = threading.Event()
     errors: list[BaseException] = []
+    read = threading.Condition()  # guards ``reads``, the watcher's reads so far
+    reads = 0
 
     def watch():
+        nonlocal reads
         reader = CheckpointStore.for_table(s3_table, "etl")
         try:
             while not stop.is_set():
                 value = reader.load()
                 if value is not None:
                     seen.append(value)
+                with read:
+                    reads += 1
+                    read.notify_all()
         except BaseException as exc:  # a torn or failed read fails the test
             errors.append(exc)
 
@@ -171,6 +177,9 @@ def test_concurrent_s3_writers_end_at_the_maximum_and_never_go_backwards(s3_tabl
         store.max_attempts = 50
         try:
             for target in chunk:
+                with read:  # two reads between writes, however loaded the machine is
+                    before = reads
+                    read.wait_for(lambda: reads >= before + 2 or stop.is_set(), timeout=10)
                 store.advance(target)
         except BaseException as exc:  # surfaced by the assertion below
             errors.append(exc)
