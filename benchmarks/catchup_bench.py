@@ -2,7 +2,7 @@
 ``AsyncStreamingTableScan``, same run, same tables, interleaved.
 
     python benchmarks/catchup_bench.py [--snapshots 1000] [--s3-snapshots 1000]
-                                       [--memory-snapshots 10000] [--repeats 3]
+                                       [--memory-snapshots 3000] [--repeats 3]
                                        [--local-repeats 11]
                                        [--delay-ms 20] [--sqs-tables 10] [--sqs-commits 100]
 
@@ -19,7 +19,13 @@
 4. Commit → batch through SQS on moto with ``--sqs-tables`` tables on one queue: the machinery
    of ``s3_bench.py`` (its consumer and writer processes), with the writer committing to every
    table in turn.
-5. Memory while catching up ``--memory-snapshots`` local snapshots: RSS of a fresh process
+5. A primary-key table (``changelog-producer=input``, 2 buckets) ``--pk-snapshots`` commits of
+   ``--pk-rows`` rows behind, every commit after the first half rewriting earlier keys: the
+   changes with row kinds (pypaimon's scan vs a ``ChangeFeed``, one batch per snapshot: a
+   primary-key table has no set-diff catch-up), and the merged state at the last snapshot
+   (pypaimon's batch read vs the feed's full batch). Both sides' rows are compared before
+   anything is timed.
+6. Memory while catching up ``--memory-snapshots`` local snapshots: RSS of a fresh process
    sampled every 50 ms, for pypaimon and for the feed (catch-up batches and one batch per
    snapshot), with the feed's cache sizes at the end. The table is written once and kept under
    ``$PAIMON_FEED_BENCH_DATA`` (default ``~/.cache/paimon-feed-bench``) for later runs.
@@ -210,6 +216,116 @@ def measure_to_arrow(table, snapshots: int, repeats: int) -> dict:
     results["files"] = sum(len(split.files) for split in splits)
     results["ratio"] = results["paimon-feed"]["rows_per_s"] / results["pypaimon"]["rows_per_s"]
     return results
+
+
+PK_SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("commit", pa.int64()), ("payload", pa.string())])
+
+
+def build_pk_table(path: str, snapshots: int, rows: int):
+    """``db.pk``: ``snapshots`` commits of ``rows`` rows; the second half rewrites the first
+    half's keys, so the changelog holds updates and the state ``snapshots / 2 * rows`` keys."""
+    from pypaimon import CatalogFactory, Schema
+
+    catalog = CatalogFactory.create({"warehouse": path})
+    catalog.create_database("db", True)
+    options = {"bucket": "2", "changelog-producer": "input"}
+    catalog.create_table("db.pk", Schema.from_pyarrow_schema(PK_SCHEMA, primary_keys=["id"], options=options), True)
+    table = catalog.get_table("db.pk")
+    half = max(1, snapshots // 2)
+    for n in range(snapshots):
+        ids = range((n % half) * rows, (n % half + 1) * rows)
+        commit_arrow(table, pa.table({"id": list(ids), "commit": [n] * rows,
+                                      "payload": [f"p{n}-{i}" for i in ids]}, schema=PK_SCHEMA))
+    return table
+
+
+async def pypaimon_changes(table, last_snapshot: int, expected_rows: int, on_rows=None,
+                           diff_catch_up: bool = False) -> tuple[float, int]:
+    """pypaimon's ``AsyncStreamingTableScan`` with row kinds from snapshot 1 to ``last_snapshot``.
+    More than 10 snapshots behind, its default diff catch-up plans the merged state at the latest
+    snapshot instead of the changes; for a comparison of change reads that is switched off
+    unless ``diff_catch_up``."""
+    started = time.perf_counter()
+    builder = table.new_stream_read_builder().with_include_row_kind(True)
+    scan = builder.new_streaming_scan()
+    if not diff_catch_up:
+        scan._diff_threshold = last_snapshot + 1
+    scan.next_snapshot_id = 1
+    reader = builder.new_read()
+    rows = 0
+    async for plan in scan.stream():
+        data = reader.to_arrow(plan.splits())
+        rows += data.num_rows
+        if on_rows is not None:
+            on_rows(data)
+        if plan.snapshot_id is None or plan.snapshot_id >= last_snapshot or rows >= expected_rows:
+            break
+    return time.perf_counter() - started, rows
+
+
+def pypaimon_state(table) -> pa.Table:
+    builder = table.new_read_builder()
+    return builder.new_read().to_arrow(builder.new_scan().plan().splits())
+
+
+def feed_state(table) -> pa.Table:
+    from paimon_feed import Planner
+
+    planner = Planner(table)
+    return planner.full_batch(planner.latest_snapshot_id()).to_arrow()
+
+
+def _sorted_rows(tables: list[pa.Table], keys: list[str]) -> pa.Table:
+    data = pa.concat_tables(tables)
+    return data.sort_by([(key, "ascending") for key in keys])
+
+
+def measure_primary_key(snapshots: int, rows: int, repeats: int) -> dict:
+    """Changes (with row kinds) and merged state of a primary-key table, pypaimon vs the feed,
+    interleaved; the two sides' rows are checked equal first."""
+    table = build_pk_table(scratch_dir("paimon-feed-catchup-pk-"), snapshots, rows)
+    expected = snapshots * rows
+    seen: dict[str, list[pa.Table]] = {"pypaimon": [], "paimon-feed": []}
+
+    def collect_feed(feed, batch):
+        seen["paimon-feed"].append(batch.to_arrow())
+
+    asyncio.run(pypaimon_changes(table, snapshots, expected, on_rows=seen["pypaimon"].append))
+    default_scan: list[pa.Table] = []  # what pypaimon's scan delivers as it comes
+    asyncio.run(pypaimon_changes(table, snapshots, expected, on_rows=default_scan.append, diff_catch_up=True))
+    default_rows = pa.concat_tables(default_scan)
+    default_kinds = {entry["values"]: entry["counts"]
+                     for entry in default_rows.column("_row_kind").value_counts().to_pylist()}
+    asyncio.run(feed_catch_up(table, snapshots, 10**9, on_batch=collect_feed, include_row_kind=True))
+    order = ["commit", "id", "_row_kind"]
+    changes_equal = _sorted_rows(seen["pypaimon"], order).equals(_sorted_rows(seen["paimon-feed"], order))
+    state_equal = pypaimon_state(table).sort_by("id").equals(feed_state(table).sort_by("id"))
+    if not (changes_equal and state_equal):
+        raise RuntimeError(f"the feed's rows differ from pypaimon's (changes equal: {changes_equal}, "
+                           f"state equal: {state_equal})")
+    changes = interleaved({
+        "pypaimon": lambda: asyncio.run(pypaimon_changes(table, snapshots, expected)),
+        "paimon-feed": lambda: asyncio.run(feed_catch_up(table, snapshots, 10**9, include_row_kind=True)),
+    }, repeats)
+
+    def timed(read):
+        def run():
+            started = time.perf_counter()
+            data = read(table)
+            return time.perf_counter() - started, data.num_rows
+        return run
+
+    state = interleaved({"pypaimon": timed(pypaimon_state), "paimon-feed": timed(feed_state)}, repeats)
+    for result in (*changes.values(), *state.values()):
+        result["rows_per_s"] = result["rows"] / result["median_s"]
+    return {
+        "snapshots": snapshots, "rows_per_commit": rows, "table": "primary key, changelog-producer=input, 2 buckets",
+        "changes": {**changes, "ratio": changes["paimon-feed"]["rows_per_s"] / changes["pypaimon"]["rows_per_s"]},
+        "state": {**state, "ratio": state["paimon-feed"]["rows_per_s"] / state["pypaimon"]["rows_per_s"]},
+        "rows_compared": {"changes": changes_equal, "state": state_equal},
+        "pypaimon_default_scan": {"rows": default_rows.num_rows, "row_kinds": default_kinds,
+                                  "plans": len(default_scan), "changes": expected},
+    }
 
 
 def upload(local_warehouse: str, server, bucket: str, threads: int = 8) -> int:
@@ -419,6 +535,13 @@ def report(r: dict) -> str:
         f"| commit → batch via SQS, {sqs['tables']} tables on one queue, p50 / p99 ms | | "
         f"{sqs['p50_ms']:.1f} / {sqs['p99_ms']:.1f} | | ≤ 50 / ≤ 150 |",
     ]
+    pk = r["primary_key"]
+    for part, label in (("changes", "changes with row kinds"), ("state", "merged state")):
+        lines.append(
+            f"| primary key, {pk['snapshots']:,} commits of {pk['rows_per_commit']:,} rows: {label} (rows/s) | "
+            f"{pk[part]['pypaimon']['rows_per_s']:,.0f} | {pk[part]['paimon-feed']['rows_per_s']:,.0f} | "
+            f"{pk[part]['ratio']:.1f}× | |"
+        )
     lines += [
         "",
         f"Memory catching up {r['args']['memory_snapshots']:,} snapshots (RSS of a fresh process, MiB):",
@@ -460,6 +583,8 @@ def run(args) -> dict:
     results["s3"] = measure_s3(kept_warehouse(args.s3_snapshots), args.s3_snapshots, args.repeats, args.delay_ms)
     print("SQS ...", file=sys.stderr, flush=True)
     results["sqs"] = measure_sqs(args.sqs_tables, args.sqs_commits)
+    print("primary key ...", file=sys.stderr, flush=True)
+    results["primary_key"] = measure_primary_key(args.pk_snapshots, args.pk_rows, args.repeats)
     print("memory ...", file=sys.stderr, flush=True)
     results["memory"] = measure_memory(kept_warehouse(args.memory_snapshots), args.memory_snapshots)
     results["table"] = report(results)
@@ -471,13 +596,17 @@ def parse_args(argv: list[str] | None = None):
     parser.add_argument("--snapshots", type=int, default=1000)
     # pypaimon takes ~40 s per run for 1,000 snapshots at 20 ms per request on moto here
     parser.add_argument("--s3-snapshots", type=int, default=1000)
-    parser.add_argument("--memory-snapshots", type=int, default=10_000)
+    # The kept table is written once, by pypaimon's commits one after another, each slower than
+    # the one before: here the first 1,000 took 25 s, the third 145 s (3,000 in about 4 minutes).
+    parser.add_argument("--memory-snapshots", type=int, default=3000)
     parser.add_argument("--repeats", type=int, default=3)
     # local runs take about a second each and move by +-20% on a shared machine: more of them
     parser.add_argument("--local-repeats", type=int, default=11)
     parser.add_argument("--delay-ms", type=float, default=20.0)
     parser.add_argument("--sqs-tables", type=int, default=10)
     parser.add_argument("--sqs-commits", type=int, default=100)
+    parser.add_argument("--pk-snapshots", type=int, default=40)
+    parser.add_argument("--pk-rows", type=int, default=10_000)
     parser.add_argument("--out", default=os.path.join(RESULTS, "catchup.json"))
     return parser.parse_args(argv)
 

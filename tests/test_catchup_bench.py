@@ -71,3 +71,11 @@ def test_memory_is_sampled_in_a_fresh_process_with_the_caches_reported(bench, wa
     assert per_snapshot["batches"] == SNAPSHOTS
     assert 0 < per_snapshot["manifest_cache_entries"] <= per_snapshot["manifest_cache_limits"][0]
     assert per_snapshot["snapshot_cache_entries"] <= per_snapshot["snapshot_cache_limit"]
+
+
+def test_primary_key_changes_and_state_are_read_and_compared_both_ways(bench):
+    pk = bench.measure_primary_key(snapshots=6, rows=50, repeats=1)
+    assert pk["rows_compared"] == {"changes": True, "state": True}
+    assert pk["changes"]["pypaimon"]["rows"] == pk["changes"]["paimon-feed"]["rows"] == 6 * 50
+    assert pk["state"]["pypaimon"]["rows"] == pk["state"]["paimon-feed"]["rows"] == 3 * 50  # keys
+    assert pk["changes"]["ratio"] > 0 and pk["state"]["ratio"] > 0
