@@ -239,30 +239,6 @@ def build_pk_table(path: str, snapshots: int, rows: int):
     return table
 
 
-async def pypaimon_changes(table, last_snapshot: int, expected_rows: int, on_rows=None,
-                           diff_catch_up: bool = False) -> tuple[float, int]:
-    """pypaimon's ``AsyncStreamingTableScan`` with row kinds from snapshot 1 to ``last_snapshot``.
-    More than 10 snapshots behind, its default diff catch-up plans the merged state at the latest
-    snapshot instead of the changes; for a comparison of change reads that is switched off
-    unless ``diff_catch_up``."""
-    started = time.perf_counter()
-    builder = table.new_stream_read_builder().with_include_row_kind(True)
-    scan = builder.new_streaming_scan()
-    if not diff_catch_up:
-        scan._diff_threshold = last_snapshot + 1
-    scan.next_snapshot_id = 1
-    reader = builder.new_read()
-    rows = 0
-    async for plan in scan.stream():
-        data = reader.to_arrow(plan.splits())
-        rows += data.num_rows
-        if on_rows is not None:
-            on_rows(data)
-        if plan.snapshot_id is None or plan.snapshot_id >= last_snapshot or rows >= expected_rows:
-            break
-    return time.perf_counter() - started, rows
-
-
 def pypaimon_state(table) -> pa.Table:
     builder = table.new_read_builder()
     return builder.new_read().to_arrow(builder.new_scan().plan().splits())
@@ -290,9 +266,12 @@ def measure_primary_key(snapshots: int, rows: int, repeats: int) -> dict:
     def collect_feed(feed, batch):
         seen["paimon-feed"].append(batch.to_arrow())
 
-    asyncio.run(pypaimon_changes(table, snapshots, expected, on_rows=seen["pypaimon"].append))
+    def pypaimon_changes(**options):
+        return pypaimon_catch_up(table, snapshots, expected, include_row_kind=True, **options)
+
+    asyncio.run(pypaimon_changes(diff_catch_up=False, on_rows=seen["pypaimon"].append))
     default_scan: list[pa.Table] = []  # what pypaimon's scan delivers as it comes
-    asyncio.run(pypaimon_changes(table, snapshots, expected, on_rows=default_scan.append, diff_catch_up=True))
+    asyncio.run(pypaimon_changes(on_rows=default_scan.append))
     default_rows = pa.concat_tables(default_scan)
     default_kinds = {entry["values"]: entry["counts"]
                      for entry in default_rows.column("_row_kind").value_counts().to_pylist()}
@@ -304,7 +283,7 @@ def measure_primary_key(snapshots: int, rows: int, repeats: int) -> dict:
         raise RuntimeError(f"the feed's rows differ from pypaimon's (changes equal: {changes_equal}, "
                            f"state equal: {state_equal})")
     changes = interleaved({
-        "pypaimon": lambda: asyncio.run(pypaimon_changes(table, snapshots, expected)),
+        "pypaimon": lambda: asyncio.run(pypaimon_changes(diff_catch_up=False)),
         "paimon-feed": lambda: asyncio.run(feed_catch_up(table, snapshots, 10**9, include_row_kind=True)),
     }, repeats)
 

@@ -836,7 +836,7 @@ class _DirectParquet:
         if pc.any(pc.and_(pc.invert(differs), same_sequence)).as_py():
             return None  # two versions of a key with one sequence number: pypaimon decides
         kinds = data.column(_VALUE_KIND_COLUMN)
-        keep = pc.and_(last, pc.invert(pc.is_in(kinds, pa.array([1, 3], pa.int8()))))
+        keep = pc.and_(last, pc.invert(pc.is_in(kinds, _RETRACT_KINDS)))
         return data.filter(keep).drop_columns([*keys, _SEQUENCE_COLUMN])
 
     def table(self, splits: list, target: pa.Schema) -> pa.Table | None:
@@ -1109,11 +1109,11 @@ def _prepend_row_kind(data: Any) -> Any:
     return pa.RecordBatch.from_arrays([kinds, *data.columns], schema=schema)
 
 
-#: The row kinds a key-value file's ``_VALUE_KIND`` byte stands for (pypaimon's ``RowKind``).
+#: The row kinds a key-value file's ``_VALUE_KIND`` byte stands for (pypaimon's ``RowKind``),
+#: and the bytes of the retracting ones (``-U``, ``-D``), which a merged state drops.
 _ROW_KINDS = pa.array(["+I", "-U", "+U", "-D"], pa.string())
+_RETRACT_KINDS = pa.array([1, 3], pa.int8())
 _VALUE_KIND_COLUMN = "_VALUE_KIND"
-
-
 _KEY_PREFIX = "_KEY_"
 _SEQUENCE_COLUMN = "_SEQUENCE_NUMBER"
 #: A primary-key state split merged with pyarrow is read into memory whole; larger ones stream
@@ -1154,7 +1154,8 @@ def _value_kind_as_row_kind(data: Any) -> Any:
     import pyarrow.compute as pc
 
     kinds = data.column(0)
-    if len(kinds) and (pc.min(kinds).as_py() < 0 or pc.max(kinds).as_py() >= len(_ROW_KINDS)):
+    bounds = pc.min_max(kinds)
+    if len(kinds) and (bounds["min"].as_py() < 0 or bounds["max"].as_py() >= len(_ROW_KINDS)):
         raise ValueError(f"unknown row kind byte in a data file: {pc.unique(kinds).to_pylist()}")
     names = [ROW_KIND_COLUMN, *data.schema.names[1:]]
     columns = [_ROW_KINDS.take(kinds), *data.columns[1:]]
