@@ -97,3 +97,25 @@ def test_an_available_now_query_plans_without_the_feed_or_a_notifier(options):
     modules = imported_by("available-now", options)
     assert "pypaimon.table.file_store_table" in modules
     assert not modules & set(FEED_MODULES)
+
+
+_PLANNER = textwrap.dedent(
+    """
+    import json, sys
+    before = set(sys.modules)
+    import pypaimon.read.plan, pypaimon.read.scanner.changelog_follow_up_scanner
+    theirs = set(sys.modules)
+    import paimon_feed.planner
+    print(json.dumps(sorted(set(sys.modules) - theirs)))
+    """
+)
+
+
+def test_the_planner_adds_no_heavy_import_to_pypaimons_scanner_modules():
+    # Whatever pypaimon's modules import is theirs to trim; the planner's own module-level
+    # code (Arrow constants built from Python lists make pyarrow import pandas) must add none.
+    done = subprocess.run([sys.executable, "-c", _PLANNER], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    added = set(json.loads(done.stdout.splitlines()[-1]))
+    assert "paimon_feed.planner.planner" in added
+    assert not added & set(HEAVY)
