@@ -17,6 +17,8 @@ commands: one JSON object a line on stdin, one JSON object a line on stdout, in 
     -> {}   (a foreachBatch query that records when each commit number arrived)
     {"op": "arrivals", "name": ...} -> {"entered": {...}, "ended": {...}, "batches": n, ...}
     {"op": "stop", "name": ...}    -> {}
+    {"op": "long_running", "path": ..., "sink": ..., "out": ..., "checkpoint": ..., "options": {},
+     "rows": n}  -> {"progress": [...]}   (processingTime="0 seconds" until n rows were read)
     {"op": "quit"}
 
 A failed command answers ``{"error": "<traceback>"}`` and the worker goes on. Only the Python
@@ -33,7 +35,7 @@ import threading
 import time
 import traceback
 
-__all__ = ["DIGEST_SQL", "ArrivalSink", "main"]
+__all__ = ["DIGEST_SQL", "ArrivalSink", "main", "progress_reports", "run_until_rows"]
 
 #: An order-free fingerprint of a read's rows, computed the same way on both sides of the
 #: comparison (this script's copy and ``spark_bench.py``'s must stay equal). Session time zone
@@ -70,6 +72,29 @@ class ArrivalSink:
             return {"entered": dict(self.entered), "ended": dict(self.ended), "batches": self.batches}
 
 
+def progress_reports(query) -> list[dict]:
+    """The query's recent progress reports as dicts (PySpark 3.5 gives dicts, 4.x objects)."""
+    return [p if isinstance(p, dict) else json.loads(p.json) for p in query.recentProgress]
+
+
+def run_until_rows(query, rows: int, timeout: float = 3600) -> list[dict]:
+    """Let a running ``query`` read ``rows`` rows, then stop it; its progress reports."""
+    deadline = time.monotonic() + timeout
+    while sum(p["numInputRows"] for p in progress_reports(query)) < rows:
+        if query.exception() is not None or not query.isActive:
+            raise RuntimeError(f"the query stopped before reading {rows} rows: {query.exception()}")
+        if time.monotonic() > deadline:
+            query.stop()
+            raise TimeoutError(f"the query read fewer than {rows} rows in {timeout:.0f} s")
+        time.sleep(0.05)
+    query.stop()
+    return progress_reports(query)
+
+
+def _into(writer, sink: str, out: str):
+    return writer.format("noop") if sink == "noop" else writer.format("parquet").option("path", out)
+
+
 class Worker:
     def __init__(self, spark) -> None:
         self.spark = spark
@@ -80,11 +105,14 @@ class Worker:
 
     def available_now(self, path, sink, out, checkpoint, options) -> dict:
         writer = self.stream(path, options).writeStream.option("checkpointLocation", checkpoint)
-        writer = writer.trigger(availableNow=True)
-        writer = writer.format("noop") if sink == "noop" else writer.format("parquet").option("path", out)
-        query = writer.start()
+        query = _into(writer.trigger(availableNow=True), sink, out).start()
         query.awaitTermination()
         return {"rows": sum(p["numInputRows"] for p in query.recentProgress)}
+
+    def long_running(self, path, sink, out, checkpoint, options, rows) -> dict:
+        writer = self.stream(path, options).writeStream.option("checkpointLocation", checkpoint)
+        query = _into(writer.trigger(processingTime="0 seconds"), sink, out).start()
+        return {"progress": run_until_rows(query, rows)}
 
     def batch(self, path, sink, out, options) -> dict:
         df = self.spark.read.format("paimon").options(**options).load(path)
@@ -145,7 +173,7 @@ def main() -> None:
         try:
             answer = {"ping": lambda: {}, "available_now": worker.available_now, "batch": worker.batch,
                       "digest": worker.digest, "follow": worker.follow, "arrivals": worker.arrivals,
-                      "stop": worker.stop}[op](**command)
+                      "stop": worker.stop, "long_running": worker.long_running}[op](**command)
         except Exception:  # answered to the caller, which raises it there
             answer = {"error": traceback.format_exc()}
         answers.write(json.dumps(answer) + "\n")

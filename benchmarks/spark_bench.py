@@ -241,7 +241,8 @@ def interleaved(cases: dict, repeats: int, warm_ups: int = 1) -> dict[str, list[
 class ArrowFilesSource:
     """The ceiling of Spark's Python data source path: a source that does nothing but yield the
     Arrow batches pyarrow reads from the given Parquet files (no Paimon planning, merging or
-    schema work), as a batch source and as a stream source whose one offset covers every file.
+    schema work), as a batch source and as a stream source whose offset counts the files read
+    (all of them in one micro-batch, or ``filesPerTrigger`` a micro-batch, in the order given).
     Registered as ``arrow_files``; built lazily so the module imports without PySpark."""
 
     @staticmethod
@@ -249,8 +250,8 @@ class ArrowFilesSource:
         from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
         from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
-        def split(options) -> list:
-            files, count = options["files"].split(","), int(options["partitions"])
+        def split(options, start: int = 0, end: int | None = None) -> list:
+            files, count = options["files"].split(",")[start:end], int(options["partitions"])
             return [InputPartition(files[i::count]) for i in range(count)]
 
         def read_files(options, partition):
@@ -277,13 +278,14 @@ class ArrowFilesSource:
                 return {"files": 0}
 
             def latestOffset(self, start, limit):
-                return {"files": 1}
+                total, step = len(self.options["files"].split(",")), int(self.options.get("filesPerTrigger", 0))
+                return {"files": min(total, start["files"] + step) if step else total}
 
             def prepareForTriggerAvailableNow(self):
                 pass
 
             def partitions(self, start, end):
-                return [] if start == end else split(self.options)
+                return [] if start == end else split(self.options, start["files"], end["files"])
 
             def read(self, partition):
                 return read_files(self.options, partition)
@@ -497,9 +499,9 @@ class Readers:
             stream = spark.readStream.format("paimon_feed").option("warehouse", self.warehouse)
             return stream.option("table", f"db.{name}").options(**source_options).load()
         if reader == "python_ceiling":
-            return self._arrow_files(spark.readStream, name, ddl).load()
+            return self._arrow_files(spark.readStream, name, ddl).options(**source_options).load()
         if reader == "spark_parquet":
-            return spark.readStream.schema(ddl.replace(" not null", "")).parquet(
+            return spark.readStream.schema(ddl.replace(" not null", "")).options(**source_options).parquet(
                 os.path.join(self.warehouse, "db.db", name, "bucket-*"))
         raise ValueError(f"{reader} has no DataFrame in this session")
 
@@ -675,6 +677,22 @@ from paimon_feed.spark.options import parse_options
 load_table(parse_options({"warehouse": sys.argv[1], "table": "db.tiny"}))
 print(imported - started, time.perf_counter() - imported)
 """
+#: What a planning process would still import if it left split planning to the executors and only
+#: read snapshot, schema and consumer files with pypaimon's classes for them (the floor of that
+#: design while it keeps pypaimon), after what every Python source and this source's module cost.
+METADATA_PROBE = """
+import sys, time
+import pyspark.sql.datasource
+import paimon_feed.spark.source
+started = time.perf_counter()
+from pypaimon.common.file_io import FileIO
+from pypaimon.common.options import Options
+from pypaimon.consumer.consumer_manager import ConsumerManager
+from pypaimon.schema.schema_manager import SchemaManager
+from pypaimon.snapshot.snapshot_manager import SnapshotManager
+FileIO.get(sys.argv[1], Options({"warehouse": sys.argv[1]}))
+print(time.perf_counter() - started)
+"""
 #: Modules whose import the probe reports (cumulative, as ``-X importtime`` gives it): what
 #: every Python data source pays, what this source adds, and what pypaimon's table brings along.
 PROBED_MODULES = ("pyspark.sql.datasource", "paimon_feed.spark.source", "pyarrow.dataset",
@@ -695,9 +713,13 @@ def measure_imports(warehouse: str, repeats: int) -> dict:
             parts = [part.strip() for part in line.split("|")]
             if len(parts) == 3 and parts[2] in PROBED_MODULES and parts[2] not in cumulative:
                 cumulative[parts[2]] = int(parts[1]) / 1e6
-        runs.append({"import_source_s": imported_s, "open_table_s": table_s, "modules_s": cumulative})
+        metadata = subprocess.run([sys.executable, "-c", METADATA_PROBE, warehouse],
+                                  capture_output=True, text=True, check=True)
+        runs.append({"import_source_s": imported_s, "open_table_s": table_s, "modules_s": cumulative,
+                     "metadata_only_s": float(metadata.stdout)})
     return {
         "repeats": repeats,
+        "metadata_only_s": statistics.median(r["metadata_only_s"] for r in runs),
         "import_source_s": statistics.median(r["import_source_s"] for r in runs),
         "open_table_s": statistics.median(r["open_table_s"] for r in runs),
         "modules_s": {m: statistics.median(r["modules_s"].get(m, 0.0) for r in runs) for m in PROBED_MODULES},
@@ -1253,10 +1275,14 @@ def main() -> None:
     results["targets"] = targets(results)
 
     print_report(results)
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w", encoding="utf-8") as handle:
+    write_results(results, args.out)
+
+
+def write_results(results: dict, path: str) -> None:
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as handle:
         json.dump(results, handle, indent=1)
-    print(f"\nwrote {args.out}")
+    print(f"\nwrote {path}")
 
 
 if __name__ == "__main__":
