@@ -35,7 +35,7 @@ import threading
 import time
 import traceback
 
-__all__ = ["DIGEST_SQL", "ArrivalSink", "main", "progress_reports", "run_until_rows"]
+__all__ = ["DIGEST_SQL", "ArrivalSink", "into_sink", "main", "progress_reports", "run_until_rows"]
 
 #: An order-free fingerprint of a read's rows, computed the same way on both sides of the
 #: comparison (this script's copy and ``spark_bench.py``'s must stay equal). Session time zone
@@ -91,7 +91,8 @@ def run_until_rows(query, rows: int, timeout: float = 3600) -> list[dict]:
     return progress_reports(query)
 
 
-def _into(writer, sink: str, out: str):
+def into_sink(writer, sink: str, out: str):
+    """``writer`` into the ``noop`` sink, or into a Parquet file sink at ``out``."""
     return writer.format("noop") if sink == "noop" else writer.format("parquet").option("path", out)
 
 
@@ -105,13 +106,13 @@ class Worker:
 
     def available_now(self, path, sink, out, checkpoint, options) -> dict:
         writer = self.stream(path, options).writeStream.option("checkpointLocation", checkpoint)
-        query = _into(writer.trigger(availableNow=True), sink, out).start()
+        query = into_sink(writer.trigger(availableNow=True), sink, out).start()
         query.awaitTermination()
         return {"rows": sum(p["numInputRows"] for p in query.recentProgress)}
 
     def long_running(self, path, sink, out, checkpoint, options, rows) -> dict:
         writer = self.stream(path, options).writeStream.option("checkpointLocation", checkpoint)
-        query = _into(writer.trigger(processingTime="0 seconds"), sink, out).start()
+        query = into_sink(writer.trigger(processingTime="0 seconds"), sink, out).start()
         return {"progress": run_until_rows(query, rows)}
 
     def batch(self, path, sink, out, options) -> dict:

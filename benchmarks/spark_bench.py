@@ -91,7 +91,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "interop"))
 
 from fetch_java import cache_dir  # noqa: E402  (the Java cache root shared with interop tests)
-from java_connector_worker import DIGEST_SQL, ArrivalSink  # noqa: E402  (the same fingerprint on both sides)
+from java_connector_worker import DIGEST_SQL, ArrivalSink, into_sink  # noqa: E402  (the same fingerprint on both sides)
 from scratch import scratch_dir  # noqa: E402  (removed at exit)
 from s3_costs import s3_request_kind, usd_per_month  # noqa: E402  (S3 request kinds and prices)
 
@@ -545,8 +545,7 @@ class Readers:
 def run_available_now(df, sink: str, out_dir: str, checkpoint: str) -> int:
     """Start ``df`` as an ``AvailableNow`` query into ``sink``; rows it read, after termination."""
     writer = df.writeStream.option("checkpointLocation", checkpoint).trigger(availableNow=True)
-    writer = writer.format("noop") if sink == "noop" else writer.format("parquet").option("path", out_dir)
-    query = writer.start()
+    query = into_sink(writer, sink, out_dir).start()
     query.awaitTermination()
     return sum(progress.numInputRows for progress in query.recentProgress)
 

@@ -34,7 +34,7 @@ import statistics
 import sys
 import time
 
-from java_connector_worker import progress_reports, run_until_rows
+from java_connector_worker import into_sink, run_until_rows
 from scratch import scratch_dir
 from spark_bench import (
     RESULTS,
@@ -103,9 +103,9 @@ def run_case(readers: Readers, reader: str, name: str, sink: str, rows: int, opt
         if reader == "java_connector":
             return readers.java.call("long_running", path=readers.table_uri(name), sink=sink, out=out,
                                      checkpoint=checkpoint, options=options, rows=rows)["progress"]
-        writer = readers.stream(reader, name, WIDE_DDL, **options).writeStream.option("checkpointLocation", checkpoint).trigger(processingTime="0 seconds")
-        writer = writer.format("noop") if sink == "noop" else writer.format("parquet").option("path", out)
-        return run_until_rows(writer.start(), rows)
+        writer = readers.stream(reader, name, WIDE_DDL, **options).writeStream
+        writer = writer.option("checkpointLocation", checkpoint).trigger(processingTime="0 seconds")
+        return run_until_rows(into_sink(writer, sink, out).start(), rows)
     finally:
         shutil.rmtree(out, ignore_errors=True)
         shutil.rmtree(checkpoint, ignore_errors=True)
@@ -114,10 +114,10 @@ def run_case(readers: Readers, reader: str, name: str, sink: str, rows: int, opt
 def measure(readers: Readers, name: str, rows: int, commits: int, repeats: int, workdir: str) -> dict:
     files = data_files(readers.warehouse, name)
     runs = iter(range(1_000_000))
+    options_of = {r: stream_options(r, files, commits, rows) for r in READERS if r in readers.names()}
     figures: dict[str, list[dict]] = {}
     cases = {}
-    for reader in [r for r in READERS if r in readers.names()]:
-        options = stream_options(reader, files, commits, rows)
+    for reader, options in options_of.items():
         for sink in ("noop", "parquet"):
             case = f"{reader}/{sink}"
             figures[case] = []
@@ -130,7 +130,7 @@ def measure(readers: Readers, name: str, rows: int, commits: int, repeats: int, 
     before = load()
     interleaved(cases, repeats)
     result = {"rows": rows, "commits": commits, "repeats": repeats, "load_before": before, "load_after": load(),
-              "options": {r: stream_options(r, files, commits, rows) for r in READERS if r in readers.names()},
+              "options": options_of,
               "cases": {}}
     for case, runs_of_case in figures.items():
         timed = runs_of_case[-repeats:]  # the warm-up round's figures are left out

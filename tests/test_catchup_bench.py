@@ -3,22 +3,18 @@ and report what they measured (the figures themselves are measurements, never as
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from support.benchmarks import load_benchmark
+
 SNAPSHOTS = 12
 
 
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory):
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location("catchup_bench", ROOT / "benchmarks" / "catchup_bench.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_benchmark("catchup_bench")
     data = tmp_path_factory.mktemp("bench-data")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PAIMON_FEED_BENCH_DATA", str(data))

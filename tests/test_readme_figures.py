@@ -4,18 +4,15 @@ what benchmarks/render_readme.py renders from them, so a figure is written once.
 from __future__ import annotations
 
 import copy
-import importlib.util
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
+from support.benchmarks import load_benchmark
+
 ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("render_readme", ROOT / "benchmarks" / "render_readme.py")
-render_readme = importlib.util.module_from_spec(_spec)
-sys.modules["render_readme"] = render_readme
-_spec.loader.exec_module(render_readme)
+render_readme = load_benchmark("render_readme")
 
 
 @pytest.fixture(scope="module")

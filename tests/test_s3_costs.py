@@ -4,25 +4,17 @@ boto3, and with pyarrow's S3 file system as pypaimon uses it)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import time
 import urllib.parse
 from collections import Counter
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from support.benchmarks import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def bench():
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location("s3_costs", ROOT / "benchmarks" / "s3_costs.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("s3_costs")
 
 
 def _kinds_logged(bench, server, since: int) -> Counter:

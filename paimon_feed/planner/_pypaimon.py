@@ -836,7 +836,7 @@ class _DirectParquet:
         if pc.any(pc.and_(pc.invert(differs), same_sequence)).as_py():
             return None  # two versions of a key with one sequence number: pypaimon decides
         kinds = data.column(_VALUE_KIND_COLUMN)
-        keep = pc.and_(last, pc.invert(pc.is_in(kinds, _kind_arrays()[1])))
+        keep = pc.and_(last, pc.invert(pc.is_in(kinds, _retract_kinds())))
         return data.filter(keep).drop_columns([*keys, _SEQUENCE_COLUMN])
 
     def table(self, splits: list, target: pa.Schema) -> pa.Table | None:
@@ -1115,12 +1115,19 @@ _ROW_KIND_NAMES = ("+I", "-U", "+U", "-D")
 _RETRACT_KIND_BYTES = (1, 3)
 
 
+# The two as Arrow arrays are built on first use: converting a Python list makes pyarrow import
+# pandas, which importing this module must not (Spark's planning process pays every import
+# before its first offset).
 @functools.cache
-def _kind_arrays() -> tuple[pa.Array, pa.Array]:
-    """``_ROW_KIND_NAMES`` and ``_RETRACT_KIND_BYTES`` as Arrow arrays, built on first use:
-    converting a Python list makes pyarrow import pandas, which importing this module must not
-    (Spark's planning process pays every import before its first offset)."""
-    return pa.array(_ROW_KIND_NAMES, pa.string()), pa.array(_RETRACT_KIND_BYTES, pa.int8())
+def _row_kinds() -> pa.Array:
+    return pa.array(_ROW_KIND_NAMES, pa.string())
+
+
+@functools.cache
+def _retract_kinds() -> pa.Array:
+    return pa.array(_RETRACT_KIND_BYTES, pa.int8())
+
+
 _VALUE_KIND_COLUMN = "_VALUE_KIND"
 _KEY_PREFIX = "_KEY_"
 _SEQUENCE_COLUMN = "_SEQUENCE_NUMBER"
@@ -1166,7 +1173,7 @@ def _value_kind_as_row_kind(data: Any) -> Any:
     if len(kinds) and (bounds["min"].as_py() < 0 or bounds["max"].as_py() >= len(_ROW_KIND_NAMES)):
         raise ValueError(f"unknown row kind byte in a data file: {pc.unique(kinds).to_pylist()}")
     names = [ROW_KIND_COLUMN, *data.schema.names[1:]]
-    columns = [_kind_arrays()[0].take(kinds), *data.columns[1:]]
+    columns = [_row_kinds().take(kinds), *data.columns[1:]]
     if isinstance(data, pa.Table):
         return pa.Table.from_arrays(columns, names=names)
     return pa.RecordBatch.from_arrays(columns, names=names)

@@ -3,18 +3,14 @@ expiry and load. The full runs (50+ kills, 10,000 snapshots) are the benchmark's
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 import tempfile
 
 import pytest
 
-_PATH = os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks", "reliability.py")
-_spec = importlib.util.spec_from_file_location("reliability", _PATH)
-reliability = importlib.util.module_from_spec(_spec)
-sys.modules["reliability"] = reliability  # dataclasses look their module up by name
-_spec.loader.exec_module(reliability)
+from support.benchmarks import load_benchmark
+
+reliability = load_benchmark("reliability")
 
 
 def test_sigkilled_consumers_lose_nothing_and_repeat_only_uncommitted_batches():

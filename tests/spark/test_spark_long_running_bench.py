@@ -5,23 +5,16 @@ never asserted)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from support.benchmarks import load_benchmark
+
 ROWS, COMMITS = 6_000, 3
 
 
 @pytest.fixture(scope="module")
 def bench():
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location("spark_long_running", ROOT / "benchmarks" / "spark_long_running.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("spark_long_running")
 
 
 def report(batch_id: int, rows: int, started: str, ms: int) -> dict:
