@@ -31,9 +31,71 @@ from paimon_feed.errors import (
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["FeedBatch", "BatchKind"]
+__all__ = ["FeedBatch", "BatchKind", "SnapshotMark"]
 
 BatchKind = Literal["full", "delta", "changelog", "catch-up", "overwrite"]
+
+
+@dataclass(frozen=True)
+class SnapshotMark:
+    """What identifies one commit of a table, beyond its snapshot id.
+
+    Snapshot ids are re-used after a rollback, and start again at 1 when a table is re-created;
+    the commit behind an id is told apart by its commit time, committer and manifest lists (whose
+    names hold a random UUID per commit). A consumer keeps the mark of the last snapshot it read
+    and checks that the table still has it before it reads on (:mod:`paimon_feed.progress`).
+
+    >>> mark = SnapshotMark(7, 1700000000000, "writer-1", 3, "manifest-list-a-0", "manifest-list-a-1")
+    >>> SnapshotMark.from_json(mark.to_json()) == mark
+    True
+    """
+
+    snapshot_id: int
+    time_millis: int
+    commit_user: str
+    commit_identifier: int
+    base_manifest_list: str
+    delta_manifest_list: str
+
+    @classmethod
+    def of(cls, snapshot: Any) -> SnapshotMark:
+        """The mark of a pypaimon ``Snapshot``."""
+        return cls(
+            snapshot.id, snapshot.time_millis, snapshot.commit_user, snapshot.commit_identifier,
+            snapshot.base_manifest_list, snapshot.delta_manifest_list,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.snapshot_id, "timeMillis": self.time_millis, "commitUser": self.commit_user,
+            "commitIdentifier": self.commit_identifier,
+            "baseManifestList": self.base_manifest_list,
+            "deltaManifestList": self.delta_manifest_list,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> SnapshotMark:
+        """A mark from :meth:`to_json`; ``ValueError`` if ``data`` is not one."""
+        try:
+            mark = cls(
+                int(data["id"]), int(data["timeMillis"]), str(data["commitUser"]),
+                int(data["commitIdentifier"]), str(data["baseManifestList"]),
+                str(data["deltaManifestList"]),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"not a snapshot mark: {exc}") from exc
+        return mark
+
+    def differs(self, other: SnapshotMark) -> str | None:
+        """How ``other`` (the table's snapshot of the same id now) differs, or ``None``."""
+        if other == self:
+            return None
+        return (
+            f"snapshot {self.snapshot_id} is another commit now: committed at "
+            f"{other.time_millis} ms by {other.commit_user!r} (identifier "
+            f"{other.commit_identifier}), where the one read was committed at "
+            f"{self.time_millis} ms by {self.commit_user!r} (identifier {self.commit_identifier})"
+        )
 
 
 @dataclass(frozen=True)
@@ -53,6 +115,9 @@ class FeedBatch:
     schema: pa.Schema | None = field(default=None, repr=False, compare=False)
     removed_splits: tuple = field(default=(), repr=False, compare=False)
     """For ``overwrite`` batches: splits of the files the overwrite removed (read as ``-D``)."""
+    mark: SnapshotMark | None = field(default=None, repr=False, compare=False)
+    """The mark of snapshot ``snapshot_id``: committing the batch records it beside the
+    consumer file, so a restart can tell whether the table still continues this history."""
     _reader: Any = field(default=None, repr=False, compare=False)
 
     @property

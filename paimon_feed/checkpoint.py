@@ -46,6 +46,7 @@ import time
 from typing import Any, Iterator, Mapping
 from urllib.parse import urlparse
 
+from paimon_feed.batch import SnapshotMark
 from paimon_feed.errors import (
     CheckpointConflictError,
     CheckpointError,
@@ -218,20 +219,71 @@ class CheckpointStore:
         """
         text = self._encode(next_snapshot_id)
         try:
-            local = _local_path(self.path)
-            client = self._optional_client() if local is None else None
-            if local is not None:
-                _atomic_write(local, text)
-            elif client is not None:  # one PUT; pyarrow's writer sends five requests
-                bucket, key = self._s3_location  # type: ignore[misc]
-                client.put_object(Bucket=bucket, Key=key, Body=text.encode("utf-8"))
-            else:
-                self.file_io.overwrite_file_utf8(self.path, text)
+            self._write(self.path, text)
         except Exception as exc:
             raise CheckpointError(
                 f"cannot write consumer file {self.path} (next snapshot {next_snapshot_id}): {exc}"
             ) from exc
         logger.debug("consumer %s: checkpoint at snapshot %d", self.consumer_id, next_snapshot_id)
+
+    def _write(self, path: str, text: str) -> None:
+        local = _local_path(path)
+        client = self._optional_client() if local is None else None
+        if local is not None:
+            _atomic_write(local, text)
+        elif client is not None:  # one PUT; pyarrow's writer sends five requests
+            bucket, key = _s3_location(path)  # type: ignore[misc]
+            client.put_object(Bucket=bucket, Key=key, Body=text.encode("utf-8"))
+        else:
+            self.file_io.overwrite_file_utf8(path, text)
+
+    # the mark beside the consumer file ---------------------------------------------------
+    @property
+    def mark_path(self) -> str:
+        """Our side file: the :class:`SnapshotMark` of the snapshot before the checkpoint.
+
+        Java reads the consumer file, so what a restart needs to check the table's history
+        lives beside it, under a name Java's consumer manager does not list (it lists
+        ``consumer-*``).
+        """
+        return f"{self.path.rsplit('/', 1)[0]}/.paimon-feed-{self.consumer_id}.mark"
+
+    def load_mark(self) -> tuple[int, SnapshotMark] | None:
+        """``(next_snapshot_id, mark)`` as :meth:`save_mark` stored them, or ``None`` if there is
+        no usable mark (none written yet, or unreadable: logged, and the check it serves is
+        skipped, never the checkpoint)."""
+        try:
+            if not self.file_io.exists(self.mark_path):
+                return None
+            data = json.loads(self.file_io.read_file_utf8(self.mark_path))
+            return int(data["nextSnapshot"]), SnapshotMark.from_json(data["snapshot"])
+        except FileNotFoundError:
+            return None
+        except Exception as exc:  # noqa: BLE001 - a side file must never block the consumer
+            logger.warning(
+                "consumer %s: ignoring unreadable mark file %s (%s); history continuity since "
+                "the checkpoint cannot be checked", self.consumer_id, self.mark_path, exc,
+            )
+            return None
+
+    def save_mark(self, next_snapshot_id: int, mark: SnapshotMark) -> None:
+        """Record that the checkpoint ``next_snapshot_id`` follows the commit ``mark``."""
+        text = json.dumps({"nextSnapshot": next_snapshot_id, "snapshot": mark.to_json()})
+        try:
+            self._write(self.mark_path, text)
+        except Exception as exc:
+            raise CheckpointError(f"cannot write mark file {self.mark_path}: {exc}") from exc
+
+    def delete_mark(self) -> None:
+        """Remove the mark file, if any (with the consumer it belongs to)."""
+        local = _local_path(self.mark_path)
+        try:
+            if local is not None:
+                os.unlink(local)
+            elif self.file_io.exists(self.mark_path):
+                self.file_io.delete(self.mark_path, False)
+        except FileNotFoundError:
+            pass
 
     def advance(self, next_snapshot_id: int) -> bool:
         """Move the checkpoint forward to ``next_snapshot_id``; never backwards.

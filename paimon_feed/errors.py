@@ -11,8 +11,11 @@ Every error is a :class:`FeedError`, so ``except FeedError`` catches all of them
     ├── CheckpointError         a consumer file cannot be read, parsed or written
     │   └── CheckpointConflictError   another writer moved the checkpoint first
     ├── SnapshotExpiredError    the next snapshot to read was expired before it was read
+    ├── HistoryRewrittenError   the table's history no longer continues what was delivered
+    │                           (rolled back, re-created, fast-forwarded)
     ├── StorageError            reading snapshots or data failed after retries
     ├── UnsupportedTableError   pypaimon cannot read a file of the table (not retried)
+    │   └── DamagedMetadataError   a metadata file is not what the snapshot promises
     ├── NotifierError           a push source failed (the feed falls back to polling)
     ├── InvocationFailedError   a direct Lambda invocation had tables that failed (so it is retried)
     └── FeedClosedError         the feed was used after it was closed
@@ -33,6 +36,8 @@ __all__ = [
     "CheckpointError",
     "CheckpointConflictError",
     "SnapshotExpiredError",
+    "HistoryRewrittenError",
+    "DamagedMetadataError",
     "StorageError",
     "UnsupportedTableError",
     "is_transient",
@@ -109,6 +114,32 @@ class SnapshotExpiredError(FeedError):
         return (type(self), (self.table, self.snapshot_id, self.earliest_snapshot_id, self.reason))
 
 
+class HistoryRewrittenError(FeedError):
+    """The table's history no longer continues the history already delivered.
+
+    Snapshots were rolled back and their ids re-used, the table was dropped and re-created under
+    the same name, or a branch was fast-forwarded over it: the snapshot the consumer read last
+    (``snapshot_id``) is gone or is another snapshot now. Reading on would deliver a history
+    that never happened, so the feed stops. ``change`` says what was found.
+    """
+
+    def __init__(self, table: str, snapshot_id: int, change: str) -> None:
+        self.table = table
+        self.snapshot_id = snapshot_id
+        self.change = change
+        super().__init__(
+            f"table {table}: its history was rewritten after snapshot {snapshot_id}, the last "
+            f"one this consumer read ({change}): the rows delivered since the rewritten point "
+            f"are no longer the table's, and the new snapshots with re-used ids were never "
+            f"delivered. Rebuild what was derived from this table: restart with "
+            f"on_history_rewritten='latest-full' (the whole table as it is now, then its changes), "
+            f"or reset the consumer"
+        )
+
+    def __reduce__(self):  # keep the attributes when pickled across processes
+        return (type(self), (self.table, self.snapshot_id, self.change))
+
+
 class StorageError(FeedError, OSError):
     """Reading snapshots, manifests or data files failed after retries."""
 
@@ -116,6 +147,11 @@ class StorageError(FeedError, OSError):
 class UnsupportedTableError(FeedError):
     """A file of the table cannot be parsed or read by pypaimon: a retry would fail the same
     way, so it is reported at once, naming the table, the snapshot and the file."""
+
+
+class DamagedMetadataError(UnsupportedTableError):
+    """A snapshot, manifest list or manifest file is not what the metadata naming it promises
+    (its size, its id): a torn upload or a bad restore. Nothing past it is read or committed."""
 
 
 def is_transient(exc: BaseException | None) -> bool:

@@ -28,30 +28,35 @@ import time
 import warnings
 from collections import Counter, deque
 from dataclasses import asdict, dataclass, field
-from typing import Any, AsyncIterator, Callable, Iterable, Iterator, Literal, Sequence
+from typing import Any, AsyncIterator, Callable, Iterable, Iterator, Sequence
 
 from paimon_feed.batch import FeedBatch
 from paimon_feed.checkpoint import CheckpointStore
 from paimon_feed.errors import (
-    CheckpointError,
     ConfigurationError,
     FeedClosedError,
+    HistoryRewrittenError,
     SnapshotExpiredError,
     StorageError,
 )
 from paimon_feed.notifiers import Notifier, Subscription, create_notifier
 from paimon_feed.notifiers.base import cancel_and_wait
-from paimon_feed.planner import Planned, Planner, StartResolution
+from paimon_feed.planner import Planned, Planner
 from paimon_feed.planner.planner import OverwritePolicy
+from paimon_feed.progress import (
+    RETRY,
+    ExpiredPolicy,
+    HistoryPolicy,
+    Progress,
+    Resumed,
+    check_policies,
+)
 from paimon_feed.start import StartSpec, parse_end, parse_start
 
 __all__ = ["ChangeFeed", "FeedMetrics", "SyncChangeFeed"]
 
 logger = logging.getLogger(__name__)
 
-ExpiredPolicy = Literal["error", "earliest", "latest-full"]
-_EXPIRED_POLICIES = ("error", "earliest", "latest-full")
-_STORAGE_RETRY_DELAYS = (0.1, 0.2, 0.4, 0.8, 1.6, 3.2)  # seconds; ~6 s in all
 _LATENCY_WINDOW = 1024
 
 
@@ -81,6 +86,7 @@ class FeedMetrics:
     fallbacks: int = 0
     storage_retries: int = 0
     expired_restarts: int = 0
+    history_rewrites: int = 0
     schema_changes: int = 0
     current_schema_id: int | None = None
     overwrites_skipped: int = 0
@@ -119,6 +125,11 @@ class ChangeFeed:
         on_expired: what to do if the next snapshot expired before it was read: ``"error"``
             (raise :class:`SnapshotExpiredError`), ``"earliest"`` or ``"latest-full"`` (log
             the gap and restart there).
+        on_history_rewritten: what to do if the table no longer continues the history already
+            delivered (rolled back, dropped and re-created, a branch fast-forwarded over it):
+            ``"error"`` (raise :class:`HistoryRewrittenError`) or ``"latest-full"`` (log it,
+            count it in :meth:`metrics`, and deliver the whole table as it is now as a ``full``
+            batch, then its changes).
         overwrite: what to do with OVERWRITE snapshots (insert overwrite, truncate, dropped
             partitions): ``"skip"`` them (Java Paimon's default; logged and counted in
             :meth:`metrics`), or ``"read"`` them as ``overwrite`` batches: removed rows as ``-D``, added rows as ``+I``
@@ -147,6 +158,7 @@ class ChangeFeed:
         on_expired: ExpiredPolicy = "error",
         sqs_queue_url: str | None = None,
         overwrite: OverwritePolicy = "skip",
+        on_history_rewritten: HistoryPolicy = "error",
     ) -> None:
         _check_table(table)
         _check_type("consumer_id", consumer_id, str, "a string such as 'orders-etl'", optional=True)
@@ -166,10 +178,7 @@ class ChangeFeed:
         _check_type("sqs_queue_url", sqs_queue_url, str, "the queue's URL", optional=True)
         if max_pending < 1:
             raise ConfigurationError(f"max_pending must be >= 1, got {max_pending}")
-        if on_expired not in _EXPIRED_POLICIES:
-            raise ConfigurationError(
-                f"on_expired must be one of {', '.join(_EXPIRED_POLICIES)}, got {on_expired!r}"
-            )
+        check_policies(on_expired, on_history_rewritten)
         self._start_spec = parse_start(start)
         self._end = parse_end(end)
         self._planner = Planner(
@@ -187,6 +196,10 @@ class ChangeFeed:
         self._checkpoint = (
             CheckpointStore.for_table(table, consumer_id) if consumer_id is not None else None
         )
+        self._progress = Progress(
+            self._planner, self._checkpoint, end=self._end, on_expired=on_expired,
+            on_history_rewritten=on_history_rewritten,
+        )
         self._notifier_spec = notifier
         self._notifier_options = {"poll_interval": poll_interval, "sqs_queue_url": sqs_queue_url}
         if isinstance(notifier, str):
@@ -201,6 +214,7 @@ class ChangeFeed:
         self.max_pending = max_pending
         self.auto_commit = auto_commit
         self.on_expired = on_expired
+        self.on_history_rewritten = on_history_rewritten
 
         self._notifier: Notifier | None = None
         self._owns_notifier = False
@@ -212,7 +226,7 @@ class ChangeFeed:
         self._finished = False
         self._last_yielded: FeedBatch | None = None
         self._commit_lock: asyncio.Lock | None = None
-        self._position: StartResolution | SnapshotExpiredError | None = None
+        self._position: Resumed | SnapshotExpiredError | HistoryRewrittenError | None = None
 
         self._committed_next: int | None = None
         self._latest_known: int | None = None
@@ -225,7 +239,6 @@ class ChangeFeed:
         self._reconciles = 0
         self._fallbacks = 0
         self._storage_retries = 0
-        self._expired_restarts = 0
         self._schema_changes = 0
         self._expiry_checked_at = time.monotonic()
         self._in_fallback = False
@@ -368,7 +381,7 @@ class ChangeFeed:
             if self._checkpoint is not None:
                 # advance() never moves the file backwards, even with another writer of the
                 # same consumer id (compare-and-swap on S3, a lock on local disks).
-                moved = await asyncio.to_thread(self._checkpoint.advance, target)
+                moved = await asyncio.to_thread(self._progress.commit, target, batch.mark)
                 if not moved:
                     logger.warning(
                         "consumer %s of %s: checkpoint already at or past snapshot %d "
@@ -417,7 +430,8 @@ class ChangeFeed:
             reconciles=self._reconciles,
             fallbacks=self._fallbacks,
             storage_retries=self._storage_retries,
-            expired_restarts=self._expired_restarts,
+            expired_restarts=self._progress.expired_restarts,
+            history_rewrites=self._progress.history_rewrites,
             schema_changes=self._schema_changes,
             current_schema_id=delivered.schema_id if delivered else None,
             overwrites_skipped=self._planner.overwrites_skipped,
@@ -445,7 +459,9 @@ class ChangeFeed:
                     detected_at = detected_at or early.detected_at
                     hinted = max(hinted or 0, early.max_snapshot_id or 0) or None
                 if hinted is not None and hinted < next_id:
-                    hinted = None  # a stale hint says nothing about what is new
+                    # A new file for an id already read: a rollback or a re-created table
+                    # writes those. The round checks that the history still holds.
+                    hinted, check_expiry = None, True
                 elif hinted is not None:
                     check_expiry = True  # a newer snapshot exists: a missing next one expired
                 planned = await self._plan_round(
@@ -468,9 +484,13 @@ class ChangeFeed:
                 wake = await self._wait(next_id)
                 detected_at = wake.detected_at
                 hinted = wake.max_snapshot_id
+                if hinted is not None and hinted < next_id:
+                    hinted, stale = None, True  # see above: the round checks the history
+                else:
+                    stale = False
                 # After a hint of a newer snapshot, or at a safety check (a poller hints only
                 # once the next snapshot exists, so an expired one would never be hinted).
-                check_expiry = (hinted is not None and hinted >= next_id) or (
+                check_expiry = stale or (hinted is not None and hinted >= next_id) or (
                     wake.timed_out and not wake.hinted and self._expiry_check_due()
                 )
         except asyncio.CancelledError:
@@ -479,52 +499,47 @@ class ChangeFeed:
             logger.error("feed for %s failed: %s", self.table_name, exc)
             await self._queue.put(_Failure(exc))
 
-    async def _initial_position(self) -> StartResolution | SnapshotExpiredError | None:
-        """Where planning starts: the checkpoint if there is one, else the start spec.
+    async def _initial_position(self) -> Resumed | SnapshotExpiredError | HistoryRewrittenError | None:
+        """Where planning starts: the checkpoint if there is one (checked against the table),
+        else the start spec.
 
-        ``None`` means the table has no snapshot yet and the start needs one; an expired
-        start is returned, not raised, so the ``on_expired`` policy applies in the background.
+        ``None`` means the table has no snapshot yet and the start needs one; an expired start
+        or a rewritten history is returned, not raised, so its policy applies in the background.
         """
-        if self._checkpoint is not None:
-            stored = await self._storage(self._checkpoint.load)
-            if stored is not None:
-                latest = await self._storage(self._planner.latest_snapshot_id)
-                if stored > (latest or 0) + 1:
-                    raise CheckpointError(
-                        f"consumer {self.consumer_id} of table {self.table_name} is at snapshot "
-                        f"{stored}, but the latest snapshot is {latest}: was the table recreated? "
-                        f"Delete {self._checkpoint.path} to start over"
-                    )
-                self._committed_next = stored
-                self._note_latest(latest)
-                logger.info(
-                    "feed for %s resumes consumer %s at snapshot %d",
-                    self.table_name, self.consumer_id, stored,
-                )
-                return StartResolution(next_snapshot_id=stored)
         try:
-            return await self._storage(
-                lambda: self._planner.resolve_start(self._start_spec, self._end)
+            resumed = await self._storage(
+                lambda: self._progress.resume(self._start_spec, self._end)
             )
-        except SnapshotExpiredError as exc:
+        except (SnapshotExpiredError, HistoryRewrittenError) as exc:
             return exc
+        if resumed is not None and resumed.from_checkpoint:
+            self._committed_next = resumed.next_snapshot_id
+            logger.info(
+                "feed for %s resumes consumer %s at snapshot %d",
+                self.table_name, self.consumer_id, resumed.next_snapshot_id,
+            )
+        return resumed
 
-    async def _first_batch(self, position: StartResolution | SnapshotExpiredError | None) -> int:
+    async def _first_batch(
+        self, position: Resumed | SnapshotExpiredError | HistoryRewrittenError | None
+    ) -> int:
         """Publish the full batch the start asks for (waiting for a first commit if the table
         is empty) and return the snapshot id change planning starts at."""
-        if isinstance(position, SnapshotExpiredError):
-            return await self._handle_expired(position)
+        if isinstance(position, (SnapshotExpiredError, HistoryRewrittenError)):
+            return await self._recover(position)
         if position is None:
             logger.info("table %s has no snapshot yet; waiting for its first commit", self.table_name)
             while position is None:
                 self._subscription.expect(1)
                 await self._wait(1)
                 position = await self._storage(
-                    lambda: self._planner.resolve_start(self._start_spec, self._end)
+                    lambda: self._progress.resume(self._start_spec, self._end)
                 )
         if position.full_snapshot_id is not None:
             full_id = position.full_snapshot_id
-            await self._publish(await self._storage(lambda: self._planner.full_batch(full_id)))
+            batch = await self._storage(lambda: self._planner.full_batch(full_id))
+            self._progress.after_full(batch)
+            await self._publish(batch)
         return position.next_snapshot_id
 
     async def _plan_round(
@@ -538,7 +553,7 @@ class ChangeFeed:
         if check_expiry:
             self._expiry_checked_at = time.monotonic()
         try:
-            return await self._storage(
+            planned = await self._storage(
                 lambda: self._planner.next_batches(
                     next_id,
                     self.max_pending,
@@ -549,8 +564,15 @@ class ChangeFeed:
                     covered_from=covered_from,
                 )
             )
-        except SnapshotExpiredError as exc:
-            restart = await self._handle_expired(exc)
+            # After the round's reads: a rollback racing the round is seen too.
+            await self._storage(
+                lambda: self._progress.after_round(
+                    next_id, planned.next_snapshot_id, checked=check_expiry
+                )
+            )
+            return planned
+        except (SnapshotExpiredError, HistoryRewrittenError) as exc:
+            restart = await self._recover(exc)
             return Planned((), restart, covered_from=restart)
 
     def _expiry_check_due(self) -> bool:
@@ -566,32 +588,27 @@ class ChangeFeed:
             return False
         return time.monotonic() - self._expiry_checked_at >= self.reconcile_interval
 
-    async def _handle_expired(self, exc: SnapshotExpiredError) -> int:
-        if self.on_expired == "error":
-            raise exc
-        self._expired_restarts += 1
-        logger.warning("%s; on_expired=%r: restarting there", exc, self.on_expired)
-        if self.on_expired == "earliest":
-            earliest = await self._storage(self._planner.earliest_snapshot_id)
-            return earliest or exc.snapshot_id
-        batch, next_id = await self._storage(lambda: self._planner.first_batch("latest-full", self._end))
+    async def _recover(self, exc: SnapshotExpiredError | HistoryRewrittenError) -> int:
+        """Apply the policy for ``exc`` (raise it, or publish where the feed restarts) and
+        return the snapshot id planning goes on from."""
+        batch, next_id = await self._storage(lambda: self._progress.recover(exc))
         if batch is not None:
             await self._publish(batch)
-        return next_id if next_id is not None else exc.snapshot_id
+        return next_id
 
     async def _storage(self, call):
-        """Run a blocking storage call in a thread, retrying transient storage errors."""
-        for attempt, delay in enumerate((*_STORAGE_RETRY_DELAYS, None)):
+        """Run a blocking storage call in a thread, retrying transient storage errors
+        (:data:`paimon_feed.progress.RETRY`)."""
+        attempt = 0
+        while True:
+            attempt += 1
             try:
                 return await asyncio.to_thread(call)
             except StorageError as exc:
+                delay = RETRY.delay(attempt, exc, self.table_name)
                 if delay is None:
                     raise
                 self._storage_retries += 1
-                logger.warning(
-                    "table %s: storage error (attempt %d, retrying in %.1fs): %s",
-                    self.table_name, attempt + 1, delay, exc,
-                )
                 await asyncio.sleep(delay)
 
     async def _publish(self, batch: FeedBatch) -> None:

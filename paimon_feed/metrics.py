@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, Any, Iterable
 from paimon_feed.errors import ConfigurationError, MissingDependencyError
 
 if TYPE_CHECKING:
-    from paimon_feed.batch import FeedBatch
     from paimon_feed.feed import ChangeFeed, FeedMetrics
 
 __all__ = ["FeedCollector", "METRICS", "LATENCY_BUCKETS_SECONDS", "serve_metrics"]

@@ -22,6 +22,11 @@ Configuration (environment variables)
 ``PAIMON_FEED_TABLES``             optional; comma-separated ``db.table`` allow-list
 ``PAIMON_FEED_START``              optional; where a consumer without a checkpoint starts
                                    (:mod:`paimon_feed.start`), default ``latest-full``
+``PAIMON_FEED_ON_EXPIRED``         optional; ``error`` (default), ``earliest`` or ``latest-full``:
+                                   what to do when the checkpoint's next snapshot expired unread
+``PAIMON_FEED_ON_HISTORY_REWRITTEN`` optional; ``error`` (default) or ``latest-full``: what to do
+                                   when the table no longer continues what was delivered
+                                   (rolled back, re-created); see :mod:`paimon_feed.progress`
 ``PAIMON_FEED_DEADLINE_MARGIN_MS`` optional; stop taking new batches when less than this is left
                                    of the invocation; default: 10 s, or a quarter of the time left
                                    at the start of the invocation if that is less
@@ -42,7 +47,10 @@ Events
   on-failure destination take over.
 
 A message counts as failed when any table it names failed: the processor raised, storage or
-checkpoint I/O failed, a snapshot expired before it was read, or the deadline came first. Other
+checkpoint I/O failed, a snapshot expired before it was read, the table's history was rewritten
+(rolled back or re-created: :class:`~paimon_feed.errors.HistoryRewrittenError`), a metadata file
+is damaged, or the deadline came first. Transient storage errors are retried first, as in every
+entry point (:data:`paimon_feed.progress.RETRY`). Other
 tables' progress is committed regardless. A malformed message is reported as failed with a log
 line (the queue's redrive policy moves it to the dead-letter queue). Events for other buckets,
 other warehouses, non-table paths, dropped tables or tables outside ``PAIMON_FEED_TABLES`` are
@@ -122,10 +130,18 @@ from cachetools import TTLCache
 
 from paimon_feed.batch import FeedBatch
 from paimon_feed.checkpoint import CheckpointStore, validate_consumer_id
-from paimon_feed.errors import ConfigurationError, FeedError, InvocationFailedError, TableNotFoundError
+from paimon_feed.errors import (
+    ConfigurationError,
+    FeedError,
+    HistoryRewrittenError,
+    InvocationFailedError,
+    SnapshotExpiredError,
+    TableNotFoundError,
+)
 from paimon_feed.notifiers.base import normalize_table_url
 from paimon_feed.notifiers.events import MalformedMessageError, parse_lambda_event
 from paimon_feed.planner import Planner
+from paimon_feed.progress import RETRY, ExpiredPolicy, HistoryPolicy, Progress, check_policies
 from paimon_feed.start import parse_start
 from paimon_feed.tables import check_reachable, open_catalog, open_table, parse_table_name, redact
 
@@ -154,6 +170,8 @@ ENV_PROCESSOR = "PAIMON_FEED_PROCESSOR"
 ENV_TABLES = "PAIMON_FEED_TABLES"
 ENV_START = "PAIMON_FEED_START"
 ENV_DEADLINE_MARGIN_MS = "PAIMON_FEED_DEADLINE_MARGIN_MS"
+ENV_ON_EXPIRED = "PAIMON_FEED_ON_EXPIRED"
+ENV_ON_HISTORY_REWRITTEN = "PAIMON_FEED_ON_HISTORY_REWRITTEN"
 
 DEFAULT_START = "latest-full"
 DEFAULT_DEADLINE_MARGIN_MS = 10_000
@@ -174,6 +192,8 @@ class HandlerConfig:
     tables: frozenset[str] | None = None
     start: str = DEFAULT_START
     deadline_margin_ms: int | None = None
+    on_expired: ExpiredPolicy = "error"
+    on_history_rewritten: HistoryPolicy = "error"
 
     @property
     def warehouse_url(self) -> str:
@@ -203,6 +223,14 @@ class HandlerConfig:
             parse_start(start)
         except ConfigurationError as exc:
             raise ConfigurationError(f"{ENV_START}: {exc}") from exc
+        on_expired = (env.get(ENV_ON_EXPIRED) or "").strip() or "error"
+        on_rewritten = (env.get(ENV_ON_HISTORY_REWRITTEN) or "").strip() or "error"
+        try:
+            check_policies(on_expired, on_rewritten)
+        except ConfigurationError as exc:
+            raise ConfigurationError(
+                f"{ENV_ON_EXPIRED} / {ENV_ON_HISTORY_REWRITTEN}: {exc}"
+            ) from exc
         return cls(
             warehouse=warehouse.rstrip("/"),
             catalog_options=options,
@@ -212,6 +240,8 @@ class HandlerConfig:
             tables=_allow_list(env.get(ENV_TABLES)),
             start=start,
             deadline_margin_ms=_margin(env.get(ENV_DEADLINE_MARGIN_MS)),
+            on_expired=on_expired,  # type: ignore[arg-type]
+            on_history_rewritten=on_rewritten,  # type: ignore[arg-type]
         )
 
     def describe(self) -> dict[str, Any]:
@@ -224,6 +254,8 @@ class HandlerConfig:
             "tables": sorted(self.tables) if self.tables is not None else None,
             "start": self.start,
             "deadline_margin_ms": self.deadline_margin_ms,
+            "on_expired": self.on_expired,
+            "on_history_rewritten": self.on_history_rewritten,
         }
 
 
@@ -570,7 +602,7 @@ def _run_table(name: str, config: HandlerConfig, deadline: _Deadline) -> TableOu
     except Exception as exc:  # reported as this table's failure; other tables go on
         logger.error("table %s: cannot open: %s", name, exc, exc_info=True)
         return TableOutcome(name, "failed", error=str(exc), lag_snapshots=None)
-    delivered = _Progress()
+    delivered = _Delivered()
     try:
         return _catch_up(name, table, config, deadline, delivered)
     except Exception as exc:  # the processor may raise anything; report it, keep others going
@@ -583,7 +615,7 @@ def _run_table(name: str, config: HandlerConfig, deadline: _Deadline) -> TableOu
 
 
 @dataclass
-class _Progress:
+class _Delivered:
     """What one table's catch-up delivered so far in this invocation."""
 
     batches: int = 0
@@ -628,9 +660,10 @@ def _lag(name: str, table: Any, next_snapshot_id: int | None) -> int | None:
 
 
 def _catch_up(
-    name: str, table: Any, config: HandlerConfig, deadline: _Deadline, progress: _Progress
+    name: str, table: Any, config: HandlerConfig, deadline: _Deadline, progress: _Delivered
 ) -> TableOutcome:
-    """Deliver every batch from the checkpoint (or the start) to the newest snapshot.
+    """Deliver every batch from the checkpoint (or the start) to the newest snapshot, on the
+    consumer protocol every entry point shares (:class:`~paimon_feed.progress.Progress`).
 
     If another invocation checkpoints the same position first, this one leaves the table to it
     (see :func:`_advance`).
@@ -639,19 +672,42 @@ def _catch_up(
     store = CheckpointStore.for_table(
         table, config.consumer_id, catalog_options=config.catalog_options
     )
-    next_id = store.load()
-    if next_id is None:
-        resolution = planner.resolve_start(config.start)
-        if resolution is None:
-            logger.info("table %s: no snapshot yet, nothing to deliver", name)
-            return progress.outcome(name, "done")
-        if resolution.full_snapshot_id is not None:
-            progress.deliver(planner.full_batch(resolution.full_snapshot_id), config.processor)
-        # Also pins a change-only start, so the next invocation does not resolve it again later.
-        if not _advance(store, name, resolution.next_snapshot_id, progress):
+    protocol = Progress(
+        planner, store, on_expired=config.on_expired,
+        on_history_rewritten=config.on_history_rewritten,
+    )
+
+    def storage(call: Callable[[], Any]) -> Any:
+        return RETRY.call(call, name)
+
+    def restart(exc: SnapshotExpiredError | HistoryRewrittenError) -> bool:
+        """Apply the policy (or raise); ``False`` if another invocation took the table."""
+        batch, next_id = storage(lambda: protocol.recover(exc))
+        if batch is not None:
+            progress.deliver(batch, config.processor)
+        # Also pins the restart, so the next invocation does not resolve it again later.
+        return _advance(protocol, name, next_id, progress)
+
+    try:
+        resumed = storage(lambda: protocol.resume(config.start))
+    except (SnapshotExpiredError, HistoryRewrittenError) as exc:
+        if not restart(exc):
             return progress.outcome(name, "done", table)
     else:
-        progress.next_snapshot_id = next_id
+        if resumed is None:
+            logger.info("table %s: no snapshot yet, nothing to deliver", name)
+            return progress.outcome(name, "done")
+        if resumed.from_checkpoint:
+            progress.next_snapshot_id = resumed.next_snapshot_id
+        else:
+            if resumed.full_snapshot_id is not None:
+                full_id = resumed.full_snapshot_id
+                batch = storage(lambda: planner.full_batch(full_id))
+                protocol.after_full(batch)
+                progress.deliver(batch, config.processor)
+            # Also pins a change-only start, so the next invocation does not resolve it again.
+            if not _advance(protocol, name, resumed.next_snapshot_id, progress):
+                return progress.outcome(name, "done", table)
     check_expiry = True
     while True:
         next_id = progress.next_snapshot_id
@@ -662,21 +718,27 @@ def _catch_up(
                 name, next_id, progress.batches, deadline.remaining_ms(), deadline.margin_ms,
             )
             return progress.outcome(name, "unfinished", table)
-        planned = planner.next_batches(next_id, 1, check_expiry=check_expiry)
+        try:
+            planned = storage(lambda: planner.next_batches(next_id, 1, check_expiry=check_expiry))
+            storage(lambda: protocol.after_round(next_id, planned.next_snapshot_id, checked=check_expiry))
+        except (SnapshotExpiredError, HistoryRewrittenError) as exc:
+            if not restart(exc):
+                return progress.outcome(name, "done", table)
+            continue
         check_expiry = False
         if not planned.batches:
             if planned.next_snapshot_id > next_id:  # snapshots with nothing to read
-                if not _advance(store, name, planned.next_snapshot_id, progress):
+                if not _advance(protocol, name, planned.next_snapshot_id, progress):
                     return progress.outcome(name, "done", table)
             return progress.outcome(name, "done")
         batch = planned.batches[0]
         progress.deliver(batch, config.processor)
         target = max(batch.next_snapshot_id, planned.next_snapshot_id)
-        if not _advance(store, name, target, progress):
+        if not _advance(protocol, name, target, progress):
             return progress.outcome(name, "done", table)
 
 
-def _advance(store: CheckpointStore, name: str, next_snapshot_id: int, progress: _Progress) -> bool:
+def _advance(protocol: Progress, name: str, next_snapshot_id: int, progress: _Delivered) -> bool:
     """Advance the checkpoint; ``False`` if a concurrent invocation got there first.
 
     The checkpoint only reaches ``next_snapshot_id`` through a writer that was running after
@@ -684,10 +746,10 @@ def _advance(store: CheckpointStore, name: str, next_snapshot_id: int, progress:
     covers every event this invocation was given) or fails and has its own messages retried.
     So the table is left to it: continuing in lockstep would deliver every batch twice.
     """
-    if store.advance(next_snapshot_id):
+    if protocol.commit(next_snapshot_id, protocol.anchor):
         progress.next_snapshot_id = next_snapshot_id
         return True
-    stored = store.load()
+    stored = protocol.stored_position()
     progress.checkpoint_conflicts += 1
     progress.next_snapshot_id = max(next_snapshot_id, stored or 0)
     logger.info(

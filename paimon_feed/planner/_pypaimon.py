@@ -25,7 +25,7 @@ from cachetools import LRUCache
 from pypaimon.read.plan import Plan
 from pypaimon.read.scanner.changelog_follow_up_scanner import ChangelogFollowUpScanner
 
-from paimon_feed.errors import ConfigurationError
+from paimon_feed.errors import ConfigurationError, DamagedMetadataError
 from paimon_feed.planner._objects import FilesystemPaths
 
 __all__ = [
@@ -328,6 +328,7 @@ class ManifestCache:
         self.max_bytes = max_bytes
         self._items: LRUCache = LRUCache(maxsize=max_bytes, getsizeof=lambda item: item[1])
         self._lock = threading.Lock()
+        self._checked: LRUCache = LRUCache(maxsize=max_entries * 4)  # path -> size found right
         self.reads = 0
         self.hits = 0
 
@@ -364,6 +365,25 @@ class ManifestCache:
             self._put(("bytes", path), data, len(data))
         return data
 
+    def check_size(self, path: str, expected: int | None, what: str) -> None:
+        """Raise :class:`DamagedMetadataError` if the file at ``path`` does not have the size
+        the metadata naming it recorded (a snapshot records its manifest lists' sizes, a
+        manifest list its manifests'): a file cut short, even to a valid but empty Avro file,
+        must not pass for a commit without changes. The bytes read stay cached for the parse."""
+        if expected is None or expected <= 0:
+            return  # written by a Paimon version that did not record it
+        with self._lock:
+            if self._checked.get(path) == expected:
+                return
+        size = len(self._bytes(path))
+        if size != expected:
+            raise DamagedMetadataError(
+                f"{what} {path} has {size} bytes where {expected} were written (cut short by "
+                f"a torn upload or a bad restore?)"
+            )
+        with self._lock:
+            self._checked[path] = expected
+
     def install(self, manager: Any) -> Any:
         """``manager`` (a pypaimon ``ManifestListManager`` or ``ManifestFileManager``) reading
         through this cache; returns it."""
@@ -378,6 +398,7 @@ class ManifestCache:
                 key = ("list", f"{manager.manifest_path}/{name}")
                 metas = self._get(key)
                 if metas is None:
+                    self.check_size(key[1], file_size, "manifest list")
                     metas = read(name, file_size)
                     self._put(key, metas, _LIST_ENTRY_BYTES * max(1, len(metas)))
                 return list(metas)
@@ -386,6 +407,10 @@ class ManifestCache:
         else:
             def read_file(name: str, manifest_entry_filter: Any = None, drop_stats: bool = True,
                           **filters: Any) -> list:
+                if filters.get("selected_blocks") is None:  # a sidecar read takes some blocks
+                    self.check_size(
+                        f"{manager.manifest_path}/{name}", filters.get("file_size"), "manifest"
+                    )
                 if any(value is not None for key, value in filters.items() if key != "file_size"):
                     return read(name, manifest_entry_filter, drop_stats, **filters)
                 # No early filter: one parse (with statistics) serves every caller; the entry

@@ -28,9 +28,10 @@ from typing import Any, Iterable, Literal, Sequence
 
 from cachetools import LRUCache
 
-from paimon_feed.batch import BatchKind, FeedBatch
+from paimon_feed.batch import BatchKind, FeedBatch, SnapshotMark
 from paimon_feed.errors import (
     ConfigurationError,
+    DamagedMetadataError,
     FeedError,
     InvalidStartError,
     SnapshotExpiredError,
@@ -219,8 +220,33 @@ class Planner:
             path = self._snapshots.get_snapshot_path(snapshot_id)
             raise _translate(self.table_name, f"reading snapshot {snapshot_id} ({path})", exc) from exc
         if snapshot is not None:
+            if snapshot.id != snapshot_id:
+                path = self._snapshots.get_snapshot_path(snapshot_id)
+                raise DamagedMetadataError(
+                    f"table {self.table_name}: snapshot file {path} holds snapshot {snapshot.id}, "
+                    f"not {snapshot_id} (a botched copy or restore?); restore the file, nothing "
+                    f"past snapshot {snapshot_id - 1} is read until then"
+                )
             self._snapshot_cache[snapshot_id] = snapshot
         return snapshot
+
+    @_storage_boundary
+    def snapshot_mark(self, snapshot_id: int, *, fresh: bool = False) -> SnapshotMark | None:
+        """The :class:`SnapshotMark` of ``snapshot_id`` (``None`` if its file does not exist).
+
+        ``fresh`` reads the file again instead of answering from the cache: what a check that
+        the table's history was not rewritten needs (a rollback replaces snapshot files).
+        """
+        if fresh:
+            self._snapshot_cache.pop(snapshot_id, None)
+        snapshot = self._get_snapshot(snapshot_id)
+        return SnapshotMark.of(snapshot) if snapshot is not None else None
+
+    def forget_snapshots(self) -> None:
+        """Drop every parsed snapshot: after the table's history was rewritten, ids name other
+        commits than the ones cached."""
+        self._snapshot_cache.clear()
+        self._tag_snapshots.clear()
 
     def _get_snapshots(self, snapshot_ids: Sequence[int]) -> list:
         """The snapshots of ``snapshot_ids`` (``None`` for missing ones), the ones not cached
@@ -238,10 +264,15 @@ class Planner:
         Read as Java Paimon reads it: the ``LATEST`` hint if it names an existing snapshot
         with no newer one, else a listing of the snapshot directory.
         """
-        return _pypaimon.latest_snapshot_id(
-            self._snapshots, lambda snapshot_id: self._get_snapshot(snapshot_id) is not None,
-            self.files,
-        )
+        return _pypaimon.latest_snapshot_id(self._snapshots, self._exists, self.files)
+
+    def _exists(self, snapshot_id: int) -> bool:
+        """Whether snapshot ``snapshot_id``'s file exists: a damaged one does (it is reported
+        when it is planned, after what comes before it was delivered)."""
+        try:
+            return self._get_snapshot(snapshot_id) is not None
+        except DamagedMetadataError:
+            return True
 
     @_storage_boundary
     def earliest_snapshot_id(self) -> int | None:
@@ -510,10 +541,11 @@ class Planner:
                 if batch is not None:
                     batches.append(batch)
                     covered_from = position + 1
-            except StorageError as exc:
+            except FeedError as exc:
                 if not batches:
                     raise
-                # Keep what is planned; the caller retries from the first uncovered snapshot.
+                # Deliver what is planned first; the next round, from the first uncovered
+                # snapshot, retries a transient error or raises a permanent one.
                 logger.debug("table %s: planning stopped at snapshot %d: %s", self.table_name, position, exc)
                 return Planned(tuple(batches), covered_from, more=True, covered_from=covered_from)
             position += 1
@@ -619,6 +651,11 @@ class Planner:
     def _plan(self, make_plan, snapshot: Any):
         try:
             return make_plan()
+        except DamagedMetadataError as exc:
+            raise DamagedMetadataError(
+                f"table {self.table_name}: snapshot {snapshot.id}: {exc}; restore the file, "
+                f"nothing past snapshot {snapshot.id - 1} is read until then"
+            ) from exc
         except FeedError:
             raise
         except FileNotFoundError as exc:
@@ -662,5 +699,6 @@ class Planner:
             schema_id=snapshot.schema_id,
             schema=planner.arrow_schema,
             removed_splits=tuple(removed),
+            mark=SnapshotMark.of(snapshot),
             _reader=planner.state_read if kind == "overwrite" else planner.read,
         )
