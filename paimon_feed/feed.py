@@ -181,6 +181,10 @@ class ChangeFeed:
             catch_up_threshold=catch_up_threshold,
             overwrite=overwrite,
         )
+        # Before any row: a start (or expiry policy) whose batch cannot be read exactly.
+        self._planner.check_start(self._start_spec)
+        if on_expired == "latest-full":
+            self._planner.check_start("latest-full")
         self.table = table
         self.table_name = self._planner.table_name
         self.consumer_id = consumer_id
