@@ -44,6 +44,7 @@ from paimon_feed.notifiers.base import cancel_and_wait
 from paimon_feed.planner import Planned, Planner, StartResolution
 from paimon_feed.planner.planner import OverwritePolicy
 from paimon_feed.start import StartSpec, parse_end, parse_start
+from paimon_feed.tables import check_data_table
 
 __all__ = ["ChangeFeed", "FeedMetrics", "SyncChangeFeed"]
 
@@ -685,6 +686,7 @@ def _check_table(table: Any) -> None:
             f"table must be a pypaimon table (catalog.get_table('db.table')), got "
             f"{type(table).__name__} {table!r}{hint}"
         )
+    check_data_table(table)
 
 
 def _check_predicate(predicate: Any) -> None:

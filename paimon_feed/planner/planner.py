@@ -41,6 +41,7 @@ from paimon_feed.errors import (
 from paimon_feed.planner import _exact, _pypaimon
 from paimon_feed.planner._objects import MetadataFiles
 from paimon_feed.start import StartSpec, parse_end, parse_start
+from paimon_feed.tables import check_data_table
 
 __all__ = ["Planner", "Planned", "StartResolution", "reads_in_flight"]
 
@@ -123,6 +124,23 @@ class Planned:
     the next round, whose first batch then covers the snapshots skipped at the end of this one."""
 
 
+def _construction_boundary(init):
+    """Translate failures of building a planner into FeedErrors: whatever a table is, a
+    caller that catches ``FeedError`` at ``Planner(...)`` catches it."""
+
+    @functools.wraps(init)
+    def wrapper(self, table, *args, **kwargs):
+        check_data_table(table)
+        try:
+            return init(self, table, *args, **kwargs)
+        except FeedError:
+            raise
+        except Exception as exc:
+            raise _translate(_pypaimon.table_name(table), "opening the table", exc) from exc
+
+    return wrapper
+
+
 class Planner:
     """Plans FeedBatches for one table.
 
@@ -143,6 +161,7 @@ class Planner:
             added as ``+I`` (needs ``include_row_kind``).
     """
 
+    @_construction_boundary
     def __init__(
         self,
         table: Any,
