@@ -33,6 +33,7 @@ __all__ = [
     "char_columns",
     "unmergeable_options",
     "without_merge_options",
+    "readable_table",
     "lossy_reads",
     "strip_char_padding",
     "orc_runs",
@@ -142,6 +143,13 @@ def without_merge_options(table: Any, options: Sequence[str]) -> Any:
     )
     copy._applied_dynamic_options = getattr(table, "_applied_dynamic_options", {}) or {}
     return copy
+
+
+def readable_table(table: Any) -> Any:
+    """``table`` as its splits are read: without the merge options pypaimon cannot merge with
+    (the planner refused every split that would need them)."""
+    unmergeable = unmergeable_options(table)
+    return without_merge_options(table, unmergeable) if unmergeable else table
 
 
 def lossy_reads(table: Any, columns: Sequence[str] | None, unmergeable: list[str] | None) -> dict[str, str]:

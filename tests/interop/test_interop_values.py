@@ -144,3 +144,25 @@ def test_partial_update_with_ignore_delete_and_no_changelog_is_refused_with_a_fe
     for start in ("latest", "latest-full"):
         with pytest.raises(UnsupportedTableError, match="ignore-delete.*changelog-producer"):
             ChangeFeed(py_table(table), start=start, **FEED_OPTIONS)
+
+
+def test_spark_executor_reads_orc_char_as_java_and_follows_a_sequence_group_changelog(java, warehouse):
+    from paimon_feed.spark.driver import plan_batch, read_splits
+    from paimon_feed.spark.options import parse_options
+
+    codes = java.table(warehouse, "db.codes").create(CHAR_COLUMNS, options={"file.format": "orc", "bucket": "-1"})
+    codes.write(CHAR_ROWS[0])
+    options = parse_options({"warehouse": str(warehouse), "table": "db.codes"})
+    rows = [r for group in plan_batch(options) for b in read_splits(options, group) for r in _rows(pa.table(b))]
+    assert_same_rows(rows, codes.read())
+
+    profiles = java.table(warehouse, "db.profiles").create(
+        [("id", "BIGINT NOT NULL"), ("name", "STRING"), ("name_version", "INT")], primary_keys=["id"],
+        options={"bucket": "1", "merge-engine": "partial-update", "changelog-producer": "input",
+                 "fields.name_version.sequence-group": "name"},
+    )
+    last = profiles.write([{"id": 1, "name": "a", "name_version": 2}])
+    options = parse_options({"warehouse": str(warehouse), "table": "db.profiles", "startingPosition": "earliest",
+                             "endSnapshot": str(last), "includeRowKind": "true"})
+    rows = [r for group in plan_batch(options) for b in read_splits(options, group) for r in _rows(pa.table(b))]
+    assert_same_rows(rows, profiles.changes(after=0, to=last)["rows"], with_kind=True)
