@@ -52,6 +52,7 @@ from paimon_feed.progress import (
     check_policies,
 )
 from paimon_feed.start import StartSpec, parse_end, parse_start
+from paimon_feed.tables import check_data_table
 
 __all__ = ["ChangeFeed", "FeedMetrics", "SyncChangeFeed"]
 
@@ -190,6 +191,10 @@ class ChangeFeed:
             catch_up_threshold=catch_up_threshold,
             overwrite=overwrite,
         )
+        # Before any row: a start (or expiry policy) whose batch cannot be read exactly.
+        self._planner.check_start(self._start_spec)
+        if on_expired == "latest-full":
+            self._planner.check_start("latest-full")
         self.table = table
         self.table_name = self._planner.table_name
         self.consumer_id = consumer_id
@@ -698,6 +703,7 @@ def _check_table(table: Any) -> None:
             f"table must be a pypaimon table (catalog.get_table('db.table')), got "
             f"{type(table).__name__} {table!r}{hint}"
         )
+    check_data_table(table)
 
 
 def _check_predicate(predicate: Any) -> None:

@@ -21,6 +21,7 @@ from paimon_feed.errors import (
 )
 
 __all__ = [
+    "check_data_table",
     "check_reachable",
     "commit_arrow",
     "open_catalog",
@@ -49,6 +50,38 @@ def parse_table_name(name: str) -> tuple[str, str]:
             f"'_', '-' or '$'"
         )
     return parts[0], parts[1]
+
+
+def _system_table_suffix(name: str) -> str | None:
+    """The system table part of a table name (``snapshots`` of ``t$snapshots``, also after a
+    branch: ``t$branch_dev$files``), or ``None`` for a data table or branch (``t$branch_dev``).
+
+    >>> _system_table_suffix("orders$snapshots"), _system_table_suffix("orders$branch_dev")
+    ('snapshots', None)
+    """
+    for part in name.split("$")[1:]:
+        if not part.startswith("branch_"):
+            return part
+    return None
+
+
+def _system_table_error(name: str, suffix: str) -> ConfigurationError:
+    base = name.split("$", 1)[0]
+    return ConfigurationError(
+        f"table {name} is the system table {suffix!r} of {base}: a feed follows the changes "
+        f"of a data table, and a system table has no snapshots of its own; follow {base} "
+        f"(with include_row_kind for what $audit_log shows)"
+    )
+
+
+def check_data_table(table: Any) -> None:
+    """Raise :class:`ConfigurationError` unless ``table`` is a pypaimon data table (a system
+    table such as ``db.t$snapshots`` is a read-only view without snapshots to follow)."""
+    identifier = getattr(table, "identifier", None)
+    name = identifier.get_full_name() if hasattr(identifier, "get_full_name") else str(table)
+    suffix = _system_table_suffix(name.rsplit(".", 1)[-1])
+    if suffix is not None or not hasattr(table, "table_schema"):
+        raise _system_table_error(name, suffix or type(table).__name__)
 
 
 def redact(options: Mapping[str, Any]) -> dict[str, Any]:
@@ -151,7 +184,9 @@ def open_table(
         TableNotExistException,
     )
 
-    parse_table_name(name)
+    suffix = _system_table_suffix(parse_table_name(name)[1])
+    if suffix is not None:
+        raise _system_table_error(name, suffix)
     catalog = catalog or open_catalog(warehouse, options)
     try:
         return catalog.get_table(name)
@@ -174,6 +209,9 @@ def read_table_schema(
     and system tables (``$`` in the name) are opened through the catalog.
     """
     database, table_name = parse_table_name(name)
+    suffix = _system_table_suffix(table_name)
+    if suffix is not None:
+        raise _system_table_error(name, suffix)
     options = dict(options or {})
     if (
         options.get("metastore", "filesystem") != "filesystem"

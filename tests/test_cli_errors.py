@@ -87,6 +87,8 @@ def test_a_corrupt_schema_file_is_one_line_rc_1(warehouse, append_table):
         (["tail", "WH", "db.events", "--limit", "0"], "--limit must be >= 1"),
         (["tail", "WH", "db.events", "--from", "soon"], "invalid start position 'soon'"),
         (["bogus"], "invalid choice: 'bogus'"),
+        (["tail", "WH", "db.events$snapshots"], "db.events$snapshots is the system table 'snapshots'"),
+        (["tail", "WH", "db.events$audit_log", "--from", "latest"], "is the system table 'audit_log'"),
     ],
 )
 def test_usage_errors_are_one_line_rc_2(warehouse, append_table, args, message):

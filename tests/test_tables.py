@@ -81,3 +81,30 @@ def test_an_s3_table_reads_the_same_schema_and_url_as_the_catalog(s3_queue):
     options = s3_catalog_options(s3_queue.server, s3_queue.bucket)
     warehouse = options.pop("warehouse")
     _same(warehouse, "db.remote", options)
+
+
+@pytest.mark.parametrize("system", ["snapshots", "options", "audit_log", "branch_dev$files"])
+def test_system_tables_are_refused_as_configuration_errors_by_name_and_as_objects(tmp_path, system):
+    from paimon_feed import ChangeFeed
+    from paimon_feed.planner import Planner
+    from paimon_feed.tables import commit_arrow
+
+    catalog = open_catalog(str(tmp_path))
+    table = create_table(catalog, "db.t")
+    commit_arrow(table, pa.table({"id": [1], "v": ["a"]}))
+    name = f"db.t${system}"
+    with pytest.raises(ConfigurationError, match=r"system table '.*' of db\.t"):
+        open_table(str(tmp_path), name)
+    with pytest.raises(ConfigurationError, match="system table"):
+        read_table_schema(str(tmp_path), name)
+    if system in ("snapshots", "options"):  # the ones pypaimon opens
+        view = catalog.get_table(name)
+        for follow in (ChangeFeed, Planner):
+            with pytest.raises(ConfigurationError, match=f"system table '{system}'"):
+                follow(view)
+
+
+def test_a_branch_is_not_taken_for_a_system_table():
+    from paimon_feed.tables import _system_table_suffix
+
+    assert _system_table_suffix("t$branch_dev") is None

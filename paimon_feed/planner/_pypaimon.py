@@ -25,7 +25,8 @@ from cachetools import LRUCache
 from pypaimon.read.plan import Plan
 from pypaimon.read.scanner.changelog_follow_up_scanner import ChangelogFollowUpScanner
 
-from paimon_feed.errors import ConfigurationError, DamagedMetadataError
+from paimon_feed.errors import ConfigurationError, DamagedMetadataError, UnsupportedTableError
+from paimon_feed.planner import _exact
 from paimon_feed.planner._objects import FilesystemPaths
 
 __all__ = [
@@ -661,7 +662,8 @@ class ExactRead:
     """
 
     def __init__(
-        self, builder: Any, predicate: Any, columns: list[str] | None, *, direct: Any = None
+        self, builder: Any, predicate: Any, columns: list[str] | None, *, direct: Any = None,
+        values: _ExactValues | None = None,
     ) -> None:
         self._builder = builder
         self._predicate = predicate
@@ -669,6 +671,7 @@ class ExactRead:
         self._read_schema = builder.new_read().to_arrow([]).schema
         self.schema = _filtered(self._read_schema.empty_table(), None, columns).schema
         self._direct = direct
+        self._values = values
 
     def to_arrow(self, splits: list, *, removed: list | None = None) -> pa.Table:
         parts = []
@@ -689,21 +692,84 @@ class ExactRead:
                     yield _with_row_kind(batch, kind) if kind is not None else batch
 
     def _raw_batches(self, splits: list) -> Iterator[pa.RecordBatch]:
+        if self._values is None:
+            return self._raw_run(splits)
+        return (
+            self._values.conform(batch, orc)
+            for orc, run in self._values.runs(splits) for batch in self._raw_run(run)
+        )
+
+    def _raw_run(self, splits: list) -> Iterator[pa.RecordBatch]:
         direct = self._direct.batches(splits, self._read_schema) if self._direct else None
         if direct is not None:
             return direct
+        if self._values is not None:
+            self._values.check_row_path(splits)
         return iter(self._builder.new_read().to_arrow_batch_reader(splits))
 
     def _read_table(self, splits: list) -> pa.Table:
         data = None
         if splits:
-            if self._direct is not None:
-                data = self._direct.table(splits, self._read_schema)
-            if data is None:
-                data = self._builder.new_read().to_arrow(splits)
+            if self._values is None:
+                data = self._read_run(splits)
+            else:
+                parts = [
+                    self._values.conform(self._read_run(run), orc)
+                    for orc, run in self._values.runs(splits)
+                ]
+                data = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
         if data is None:
             data = self._read_schema.empty_table()
         return _filtered(data, self._predicate, self._columns)
+
+    def _read_run(self, splits: list) -> pa.Table:
+        data = None
+        if self._direct is not None:
+            data = self._direct.table(splits, self._read_schema)
+        if data is None:
+            if self._values is not None:
+                self._values.check_row_path(splits)
+            data = self._builder.new_read().to_arrow(splits)
+        return data
+
+
+class _ExactValues:
+    """What a read of one schema does to deliver Java's values (see ``_exact``): cut the
+    padding of ORC ``CHAR`` columns, and refuse a split pypaimon would read row by row when
+    that loses the nanoseconds of a timestamp column."""
+
+    def __init__(self, table_name: str, chars: list[str], nanos: dict[str, str]) -> None:
+        self.table_name = table_name
+        self.chars = chars
+        self.nanos = nanos
+
+    def runs(self, splits: list) -> list[tuple[bool, list]]:
+        if not self.chars:
+            return [(False, list(splits))]
+        return _exact.orc_runs(splits, self.table_name)
+
+    def conform(self, data: Any, orc: bool) -> Any:
+        return _exact.strip_char_padding(data, self.chars) if orc else data
+
+    def check_row_path(self, splits: list) -> None:
+        if not self.nanos:
+            return
+        for split in splits:
+            if getattr(split, "is_streaming", False) or not getattr(split, "raw_convertible", True):
+                described = ", ".join(f"{c} {t}" for c, t in self.nanos.items())
+                raise UnsupportedTableError(
+                    f"table {self.table_name}: bucket {split.bucket} would be read row by row "
+                    f"by pypaimon, which drops the nanoseconds of column(s) {described} (its "
+                    f"files are not plain Parquet of the current schema, or need a merge the "
+                    f"feed does not do itself); leave the column(s) out with a projection"
+                )
+
+
+def _exact_values(table: Any, columns: list[str] | None, chars: list[str]) -> _ExactValues | None:
+    nanos = _exact.nanosecond_columns(table, columns) if table.is_primary_key_table else {}
+    if not chars and not nanos:
+        return None
+    return _ExactValues(table_name(table), chars, nanos)
 
 
 class _DirectParquet:
@@ -924,6 +990,11 @@ class SchemaPlanner:
         reads_in_flight: int = 4,
         prefetch: bool = False,
     ) -> None:
+        # Options pypaimon cannot merge with: change splits are read without them (no merge);
+        # a merged read is refused (``refused``).
+        unmergeable = _exact.unmergeable_options(table)
+        if unmergeable:
+            table = _exact.without_merge_options(table, unmergeable)
         table = _with_path_factory_built_once(table)
         self.table = table
         self.schema_id = table.table_schema.id
@@ -949,12 +1020,16 @@ class SchemaPlanner:
                      and name not in projection]
             read_columns = list(projection) + extra
             output_columns = ([ROW_KIND_COLUMN] if include_row_kind else []) + list(projection)
+        #: Why a batch kind (``_exact.CHANGES``, ``_exact.FULL``) cannot be read exactly.
+        self.refused = _exact.lossy_reads(table, read_columns, unmergeable)
+        chars = _exact.char_columns(table, read_columns)[0]
+        pushed = _exact.pushable_predicate(predicate, table, chars)
         builder = table.new_stream_read_builder()
         try:
             if read_columns is not None:
                 builder.with_projection(read_columns)
-            if predicate is not None:
-                builder.with_filter(predicate)
+            if pushed is not None:
+                builder.with_filter(pushed)
             if buckets is not None:
                 builder.with_buckets(sorted(buckets))
             builder.with_include_row_kind(include_row_kind)
@@ -962,16 +1037,17 @@ class SchemaPlanner:
             if manifests is not None:
                 manifests.install(self._scan._manifest_list_manager)
                 manifests.install(self._scan._manifest_file_manager)
+            self._values = _exact_values(table, read_columns, chars)
             self.read = ExactRead(
                 builder, predicate, output_columns,
-                direct=_DirectParquet.for_table(table, include_row_kind),
+                direct=_DirectParquet.for_table(table, include_row_kind), values=self._values,
             )
             # Kept for overwrite reads: whole-table state, row kinds set by the feed.
             self._state_builder = table.new_read_builder()
             if read_columns is not None:
                 self._state_builder.with_projection(read_columns)
-            if predicate is not None:
-                self._state_builder.with_filter(predicate)
+            if pushed is not None:
+                self._state_builder.with_filter(pushed)
         except (ValueError, KeyError, TypeError) as exc:
             raise ConfigurationError(
                 f"table {table_name(table)}: invalid projection {projection!r} or predicate: {exc}"
@@ -1112,7 +1188,10 @@ class SchemaPlanner:
     def state_read(self) -> ExactRead:
         """A reader that merges primary-key files into the state they hold, for overwrite
         batches (whose rows get their kinds from :meth:`ExactRead.to_arrow`); built once."""
-        return ExactRead(_StateBuilder(self._state_builder), self.read._predicate, self.read._columns)
+        return ExactRead(
+            _StateBuilder(self._state_builder), self.read._predicate, self.read._columns,
+            values=self._values,
+        )
 
 
 def _as_added(entry: Any) -> Any:

@@ -39,9 +39,10 @@ from paimon_feed.errors import (
     UnsupportedTableError,
     is_transient,
 )
-from paimon_feed.planner import _pypaimon
+from paimon_feed.planner import _exact, _pypaimon
 from paimon_feed.planner._objects import MetadataFiles
 from paimon_feed.start import StartSpec, parse_end, parse_start
+from paimon_feed.tables import check_data_table
 
 __all__ = ["Planner", "Planned", "StartResolution", "reads_in_flight"]
 
@@ -124,6 +125,23 @@ class Planned:
     the next round, whose first batch then covers the snapshots skipped at the end of this one."""
 
 
+def _construction_boundary(init):
+    """Translate failures of building a planner into FeedErrors: whatever a table is, a
+    caller that catches ``FeedError`` at ``Planner(...)`` catches it."""
+
+    @functools.wraps(init)
+    def wrapper(self, table, *args, **kwargs):
+        check_data_table(table)
+        try:
+            return init(self, table, *args, **kwargs)
+        except FeedError:
+            raise
+        except Exception as exc:
+            raise _translate(_pypaimon.table_name(table), "opening the table", exc) from exc
+
+    return wrapper
+
+
 class Planner:
     """Plans FeedBatches for one table.
 
@@ -144,6 +162,7 @@ class Planner:
             added as ``+I`` (needs ``include_row_kind``).
     """
 
+    @_construction_boundary
     def __init__(
         self,
         table: Any,
@@ -200,6 +219,11 @@ class Planner:
         self._schemas_lock = threading.Lock()
         base = self._schema_planner(table.table_schema.id)  # validates projection and predicate
         self.mode: BatchKind = base.mode
+        if overwrite == "read" and _exact.FULL in base.refused:
+            raise UnsupportedTableError(
+                f"{base.refused[_exact.FULL]}. overwrite='read' reads the state an overwrite "
+                f"replaced, which needs the same merge; use overwrite='skip'"
+            )
         self._snapshots = table.snapshot_manager()
         self._snapshot_cache: LRUCache = LRUCache(maxsize=_SNAPSHOT_CACHE_ENTRIES)
         self._tag_snapshots: dict[int, Any] = {}
@@ -342,8 +366,24 @@ class Planner:
                 reads_in_flight=self.reads_in_flight,
                 prefetch=self.reads_in_flight > _READS_IN_FLIGHT_LOCAL,
             )
+            # Every feed reads changes: a schema whose changes cannot be read exactly is
+            # refused as soon as it is met (for the table's schema: at construction).
+            self._check_readable(planner, _exact.CHANGES)
             self._schemas[schema_id] = planner
             return planner
+
+    def check_start(self, start: StartSpec) -> None:
+        """Raise :class:`UnsupportedTableError` if ``start`` begins with a batch this table's
+        latest schema cannot be read exactly in (a full state that needs a merge pypaimon
+        cannot do, or that would change a value), before any row is read."""
+        if parse_start(start).kind in ("latest-full", "tag"):
+            self._check_readable(self._schema_planner(self.table.table_schema.id), _exact.FULL)
+
+    @staticmethod
+    def _check_readable(planner: _pypaimon.SchemaPlanner, kind: str) -> None:
+        reason = planner.refused.get(kind)
+        if reason is not None:
+            raise UnsupportedTableError(reason)
 
     def arrow_schema(self, schema_id: int | None = None) -> Any:
         """The Arrow schema batches of ``schema_id`` (default: the table's) are read with."""
@@ -482,6 +522,7 @@ class Planner:
             )
         started = time.time()
         planner = self._schema_planner(snapshot.schema_id)
+        self._check_readable(planner, _exact.FULL)
         plan = self._plan(lambda: planner.full_plan(snapshot), snapshot)
         return self._batch(planner, plan, "full", snapshot_id, snapshot, detected_at or started)
 
@@ -586,6 +627,7 @@ class Planner:
             return None
         planner = self._schema_planner(snapshot.schema_id)
         if snapshot.commit_kind == "OVERWRITE":
+            self._check_readable(planner, _exact.FULL)
             plan, removed = self._plan(lambda: planner.overwrite_plan(snapshot), snapshot)
             return self._batch(
                 planner, plan, "overwrite", covered_from, snapshot, detected_at, removed=removed

@@ -33,7 +33,7 @@ from paimon_feed.errors import (
     StorageError,
 )
 from paimon_feed.planner import Planner
-from paimon_feed.planner import _pypaimon
+from paimon_feed.planner import _exact, _pypaimon
 from paimon_feed.spark.offsets import FeedOffset
 from paimon_feed.spark.options import (
     DEFAULT_MAX_PARTITION_BYTES,
@@ -224,7 +224,8 @@ def read_splits(
     """
     latest = load_table(options)
     table = _pypaimon.table_at_schema(latest, group.schema_id) or latest
-    table = _pypaimon.with_read_batch_rows(table, READ_BATCH_ROWS)
+    table = _exact.readable_table(_pypaimon.with_read_batch_rows(table, READ_BATCH_ROWS))
+    chars = _exact.char_columns(table)[0]
     splits = [_pypaimon.deserialize_split(data, table) for data in group.splits]
     read = table.new_stream_read_builder().with_include_row_kind(options.include_row_kind).new_read()
     row_kinds = group.row_kinds or (None,) * len(splits)
@@ -236,20 +237,36 @@ def read_splits(
         )
     ]
     target = read.to_arrow([]).schema
-    for (snapshot_id, row_kind), run_splits in runs:
-        if row_kind is not None:
-            batches = _pypaimon.read_state(table, run_splits, row_kind)
-        else:  # plain append files straight from pyarrow where provably identical
-            batches = _pypaimon.direct_batches(table, run_splits, options.include_row_kind, target)
-            if batches is None:
-                batches = read.to_arrow_batch_reader(run_splits)
-        for batch in batches:
-            if not batch.num_rows:
-                continue
-            if snapshot_id is not None:
-                ids = pa.repeat(pa.scalar(snapshot_id, pa.int64()), batch.num_rows)
-                batch = batch.append_column(pa.field(SNAPSHOT_ID_COLUMN, pa.int64(), False), ids)
-            yield conform(batch) if conform is not None else batch
+    for (snapshot_id, row_kind), snapshot_splits in runs:
+        # ORC pads CHAR(n) and Java's reader trims it: runs of all-ORC splits are trimmed
+        for orc, run_splits in (
+            _exact.orc_runs(snapshot_splits, options.table) if chars else [(False, snapshot_splits)]
+        ):
+            yield from _read_run(
+                table, read, run_splits, row_kind, snapshot_id, options, target,
+                chars if orc else (), conform,
+            )
+
+
+def _read_run(
+    table: Any, read: Any, run_splits: list, row_kind: str | None, snapshot_id: int | None,
+    options: SourceOptions, target: Any, chars: Any, conform: Any,
+) -> Iterator[Any]:
+    if row_kind is not None:
+        batches = _pypaimon.read_state(table, run_splits, row_kind)
+    else:  # plain append files straight from pyarrow where provably identical
+        batches = _pypaimon.direct_batches(table, run_splits, options.include_row_kind, target)
+        if batches is None:
+            batches = read.to_arrow_batch_reader(run_splits)
+    for batch in batches:
+        if not batch.num_rows:
+            continue
+        if chars:
+            batch = _exact.strip_char_padding(batch, chars)
+        if snapshot_id is not None:
+            ids = pa.repeat(pa.scalar(snapshot_id, pa.int64()), batch.num_rows)
+            batch = batch.append_column(pa.field(SNAPSHOT_ID_COLUMN, pa.int64(), False), ids)
+        yield conform(batch) if conform is not None else batch
 
 
 class ConsumerFileWriter:

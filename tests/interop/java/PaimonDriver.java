@@ -21,6 +21,7 @@ import org.apache.paimon.data.BinaryRow;
 import org.apache.paimon.data.BinaryString;
 import org.apache.paimon.data.GenericRow;
 import org.apache.paimon.data.InternalRow;
+import org.apache.paimon.data.Timestamp;
 import org.apache.paimon.disk.IOManager;
 import org.apache.paimon.options.ExpireConfig;
 import org.apache.paimon.options.Options;
@@ -303,7 +304,15 @@ public class PaimonDriver {
     private static DataType parseType(String text) {
         String upper = text.trim().toUpperCase();
         boolean notNull = upper.endsWith(" NOT NULL");
-        DataType type = TYPES.get(notNull ? upper.substring(0, upper.length() - 9).trim() : upper);
+        String name = notNull ? upper.substring(0, upper.length() - 9).trim() : upper;
+        DataType type = TYPES.get(name);
+        java.util.regex.Matcher sized = java.util.regex.Pattern.compile("(CHAR|VARCHAR|TIMESTAMP)\\((\\d+)\\)").matcher(name);
+        if (type == null && sized.matches()) {
+            int size = Integer.parseInt(sized.group(2));
+            type = sized.group(1).equals("CHAR") ? DataTypes.CHAR(size)
+                    : sized.group(1).equals("VARCHAR") ? DataTypes.VARCHAR(size)
+                    : DataTypes.TIMESTAMP(size);
+        }
         if (type == null) {
             throw new IllegalArgumentException("unsupported type " + text);
         }
@@ -516,9 +525,7 @@ public class PaimonDriver {
                         Map<String, Object> out = new LinkedHashMap<>();
                         for (int i = 0; i < getters.length; i++) {
                             Object value = getters[i].getFieldOrNull(row);
-                            out.put(
-                                    fields.get(i).name(),
-                                    value instanceof BinaryString ? value.toString() : value);
+                            out.put(fields.get(i).name(), toJsonValue(value));
                         }
                         if (withKind) {
                             out.put("_kind", row.getRowKind().shortString());
@@ -599,10 +606,26 @@ public class PaimonDriver {
             case VARCHAR:
             case CHAR:
                 return BinaryString.fromString(value.asText());
+            case TIMESTAMP_WITHOUT_TIME_ZONE:
+                return Timestamp.fromLocalDateTime(java.time.LocalDateTime.parse(value.asText()));
             default:
                 throw new IllegalArgumentException("unsupported type " + type);
         }
     }
+
+    /** A read value as JSON: strings as text, timestamps as "yyyy-MM-ddTHH:mm:ss.nnnnnnnnn". */
+    private static Object toJsonValue(Object value) {
+        if (value instanceof BinaryString) {
+            return value.toString();
+        }
+        if (value instanceof Timestamp) {
+            return ((Timestamp) value).toLocalDateTime().format(NANOS);
+        }
+        return value;
+    }
+
+    private static final java.time.format.DateTimeFormatter NANOS =
+            java.time.format.DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSSSSSSS");
 
     private static Map<String, String> strings(JsonNode node) {
         Map<String, String> map = new LinkedHashMap<>();
