@@ -16,6 +16,9 @@ file); ``detected_at`` and ``planned_at`` are epoch seconds (``time.time()``) on
 
 from __future__ import annotations
 
+import datetime
+import hashlib
+import json
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator, Literal
@@ -86,16 +89,32 @@ class SnapshotMark:
             raise ValueError(f"not a snapshot mark: {exc}") from exc
         return mark
 
+    def digest(self) -> str:
+        """A short digest of the mark, for places that hold strings (Spark offsets).
+
+        >>> len(SnapshotMark(7, 1, "w", 3, "a", "b").digest())
+        16
+        """
+        text = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
     def differs(self, other: SnapshotMark) -> str | None:
         """How ``other`` (the table's snapshot of the same id now) differs, or ``None``."""
         if other == self:
             return None
         return (
             f"snapshot {self.snapshot_id} is another commit now: committed at "
-            f"{other.time_millis} ms by {other.commit_user!r} (identifier "
-            f"{other.commit_identifier}), where the one read was committed at "
-            f"{self.time_millis} ms by {self.commit_user!r} (identifier {self.commit_identifier})"
+            f"{_utc(other.time_millis)} by {other.commit_user!r}, where the one read was "
+            f"committed at {_utc(self.time_millis)} by {self.commit_user!r}"
         )
+
+
+def _utc(time_millis: int) -> str:
+    """>>> _utc(1700000000123)
+    '2023-11-14T22:13:20.123Z'
+    """
+    moment = datetime.datetime.fromtimestamp(time_millis / 1000, tz=datetime.timezone.utc)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass(frozen=True)

@@ -597,6 +597,8 @@ class ChangeFeed:
         """Apply the policy for ``exc`` (raise it, or publish where the feed restarts) and
         return the snapshot id planning goes on from."""
         batch, next_id = await self._storage(lambda: self._progress.recover(exc))
+        if isinstance(exc, HistoryRewrittenError):
+            self._committed_next = None  # the next commit may move the checkpoint back
         if batch is not None:
             await self._publish(batch)
         return next_id

@@ -161,6 +161,7 @@ class Progress:
         self.anchor: SnapshotMark | None = None
         self.expired_restarts = 0
         self.history_rewrites = 0
+        self._rewound = False  # the next commit may move the checkpoint backwards
 
     # where to start ----------------------------------------------------------------------
     def stored_position(self) -> int | None:
@@ -225,32 +226,43 @@ class Progress:
         compare: passes).
         """
         anchor = self.anchor
-        if anchor is None:
-            return
-        now = self.planner.snapshot_mark(anchor.snapshot_id, fresh=True)
+        if anchor is not None:
+            self._check(anchor.snapshot_id, anchor.differs)
+
+    def check_digest(self, snapshot_id: int, digest: str) -> None:
+        """:meth:`verify` for an anchor known by its :meth:`SnapshotMark.digest` only."""
+        self._check(
+            snapshot_id,
+            lambda now: None if now.digest() == digest else (
+                f"snapshot {snapshot_id} is another commit now (committed at {now.time_millis} "
+                f"ms by {now.commit_user!r}) than the one read"
+            ),
+        )
+
+    def _check(self, snapshot_id: int, differs: Callable[[SnapshotMark], str | None]) -> None:
+        now = self.planner.snapshot_mark(snapshot_id, fresh=True)
         if now is not None:
-            change = anchor.differs(now)
+            change = differs(now)
             if change is not None:
-                raise HistoryRewrittenError(self.table, anchor.snapshot_id, change)
+                raise HistoryRewrittenError(self.table, snapshot_id, change)
             return
         latest = self.planner.latest_snapshot_id()
-        if latest is None or latest < anchor.snapshot_id:
+        if latest is None or latest < snapshot_id:
             raise HistoryRewrittenError(
-                self.table, anchor.snapshot_id,
-                f"snapshot {anchor.snapshot_id} no longer exists and the latest snapshot is "
-                f"{latest}: rolled back, or dropped and re-created",
+                self.table, snapshot_id,
+                f"snapshot {snapshot_id} no longer exists and the latest snapshot is {latest}: "
+                f"rolled back, or dropped and re-created",
             )
         earliest = self.planner.earliest_snapshot_id()
-        if earliest is not None and earliest > anchor.snapshot_id:
+        if earliest is not None and earliest > snapshot_id:
             logger.debug(
                 "table %s: snapshot %d expired; history continuity is checked from the next "
-                "one read", self.table, anchor.snapshot_id,
+                "one read", self.table, snapshot_id,
             )
             return
         raise HistoryRewrittenError(
-            self.table, anchor.snapshot_id,
-            f"snapshot {anchor.snapshot_id} no longer exists, though snapshots {earliest}.."
-            f"{latest} do",
+            self.table, snapshot_id,
+            f"snapshot {snapshot_id} no longer exists, though snapshots {earliest}..{latest} do",
         )
 
     def after_round(self, next_snapshot_id: int, planned_next_id: int, *, checked: bool = False) -> None:
@@ -267,9 +279,10 @@ class Progress:
         self.anchor = batch.mark
 
     # policies ----------------------------------------------------------------------------
-    def recover(self, exc: SnapshotExpiredError | HistoryRewrittenError) -> tuple[FeedBatch | None, int]:
-        """Apply the policy for ``exc``: re-raise it (``"error"``), or return the batch to
-        deliver first (a full one for ``latest-full``) and the next snapshot to read."""
+    def restart_point(self, exc: SnapshotExpiredError | HistoryRewrittenError) -> Resumed:
+        """Apply the policy for ``exc``: re-raise it (``"error"``), or log and count it and
+        return where to restart (``earliest``: the oldest snapshot; ``latest-full``: a full
+        batch of the latest snapshot, then its changes). Plans nothing."""
         if isinstance(exc, HistoryRewrittenError):
             policy, name = self.on_history_rewritten, "on_history_rewritten"
         else:
@@ -280,25 +293,42 @@ class Progress:
         if isinstance(exc, HistoryRewrittenError):
             self.history_rewrites += 1
             self.planner.forget_snapshots()
+            # The restart point may lie before the stored position (the table is shorter
+            # now). The stored position stays until the restart's first batch is committed:
+            # a crash before that finds the rewrite again and restarts again.
+            self._rewound = True
         else:
             self.expired_restarts += 1
+        self.anchor = None  # nothing before the restart point was read
         if policy == "earliest":
-            next_id = self.planner.earliest_snapshot_id() or exc.snapshot_id
-            self.anchor = None  # nothing before the earliest snapshot to compare
-            return None, next_id
-        batch, next_id = self.planner.first_batch("latest-full", self.end)
-        self.anchor = batch.mark if batch is not None else None
-        if next_id is None:  # the table has no snapshot (re-created, not committed to yet)
-            return None, 1 if isinstance(exc, HistoryRewrittenError) else exc.snapshot_id
-        return batch, next_id
+            return Resumed(self.planner.earliest_snapshot_id() or exc.snapshot_id)
+        latest = self.planner.latest_snapshot_id()
+        if latest is None:  # no snapshot at all (re-created, not committed to yet)
+            return Resumed(1 if isinstance(exc, HistoryRewrittenError) else exc.snapshot_id)
+        return Resumed(latest + 1, full_snapshot_id=latest)
+
+    def recover(self, exc: SnapshotExpiredError | HistoryRewrittenError) -> tuple[FeedBatch | None, int]:
+        """:meth:`restart_point`, with its full batch planned: the batch to deliver first
+        (``None`` if there is none) and the next snapshot to read."""
+        point = self.restart_point(exc)
+        if point.full_snapshot_id is None:
+            return None, point.next_snapshot_id
+        batch = self.planner.full_batch(point.full_snapshot_id)
+        self.after_full(batch)
+        return batch, point.next_snapshot_id
 
     # checkpoints -------------------------------------------------------------------------
     def commit(self, next_snapshot_id: int, mark: SnapshotMark | None) -> bool:
-        """Advance the checkpoint to ``next_snapshot_id`` (never backwards) and store ``mark``,
-        the snapshot before it, beside it. ``False`` if the checkpoint was already there."""
+        """Advance the checkpoint to ``next_snapshot_id`` (never backwards, except for the first
+        commit after a restart on a rewritten history) and store ``mark``, the snapshot before
+        it, beside it. ``False`` if the checkpoint was already there."""
         if self.checkpoint is None:
             return True
-        moved = bool(self.checkpoint.advance(next_snapshot_id))
+        if self._rewound:  # the first commit after a rewritten history: set, even backwards
+            self.checkpoint.save(next_snapshot_id)
+            self._rewound, moved = False, True
+        else:
+            moved = bool(self.checkpoint.advance(next_snapshot_id))
         if moved and mark is not None and mark.snapshot_id == next_snapshot_id - 1:
             self.checkpoint.save_mark(next_snapshot_id, mark)
         return moved

@@ -123,6 +123,15 @@ def test_latest_full_policy_restarts_from_the_table_as_it_is_now(append_table):
     after.assert_exactly(append_table, [102])
     assert after.batches[0].first_snapshot_id == 6
     assert metrics.history_rewrites == 1
+    # The checkpoint moved back to the new history (it was at 8) and a restart goes on there.
+    assert CheckpointStore.for_table(append_table, "etl").load() == 7
+    commit(append_table, 103)
+
+    async def restarted_feed():
+        async with feed_of(append_table, "poll", consumer_id="etl") as feed:
+            return await consume(feed, until=lambda d: 103 in d.commits)
+
+    run(restarted_feed()).assert_exactly(append_table, [103])
 
 
 def test_a_table_dropped_and_recreated_under_a_running_feed_is_an_error(cat, append_table):

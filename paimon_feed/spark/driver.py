@@ -24,16 +24,18 @@ from typing import Any, Iterator, Sequence
 
 import pyarrow as pa
 
-from paimon_feed.batch import FeedBatch
+from paimon_feed.batch import FeedBatch, SnapshotMark
 from paimon_feed.checkpoint import CheckpointStore
 from paimon_feed.errors import (
     CheckpointError,
+    FeedError,
+    HistoryRewrittenError,
     InvalidStartError,
     SnapshotExpiredError,
-    StorageError,
 )
 from paimon_feed.planner import Planner
 from paimon_feed.planner import _exact, _pypaimon
+from paimon_feed.progress import RETRY, Progress
 from paimon_feed.spark.offsets import FeedOffset
 from paimon_feed.spark.options import (
     DEFAULT_MAX_PARTITION_BYTES,
@@ -66,7 +68,6 @@ OPEN_COST_BYTES = 4 * 1024 * 1024
 READ_BATCH_ROWS = 65536
 _STATS_WRITE_INTERVAL_S = 0.5
 _CONSUMER_CLOSE_TIMEOUT_S = 30.0
-_STORAGE_RETRY_DELAYS_S = (0.2, 1.0, 5.0)
 
 
 @dataclass(frozen=True)
@@ -285,6 +286,7 @@ class ConsumerFileWriter:
         self._table_name = table_name
         self._changed = threading.Condition()
         self._wanted: int | None = None
+        self._wanted_mark: SnapshotMark | None = None
         self._submitted = 0  # submissions so far; the writer handles each count once
         self._handled = 0
         self._closing = False
@@ -295,9 +297,10 @@ class ConsumerFileWriter:
         )
         self._thread.start()
 
-    def submit(self, next_snapshot_id: int) -> None:
+    def submit(self, next_snapshot_id: int, mark: SnapshotMark | None = None) -> None:
         with self._changed:
             self._wanted = next_snapshot_id
+            self._wanted_mark = mark
             self._submitted += 1
             self._changed.notify()
 
@@ -309,8 +312,11 @@ class ConsumerFileWriter:
                 if not new and (self._wanted is None or self._wanted == self.written):
                     return  # closing, everything written
                 target, self._handled, last = self._wanted, self._submitted, self._closing
+                mark = self._wanted_mark
             try:
                 self._store.save(target)
+                if mark is not None and mark.snapshot_id == target - 1:
+                    self._store.save_mark(target, mark)
                 self.written = target
             except CheckpointError as exc:
                 # Spark's checkpoint has the progress; the consumer file only protects unread
@@ -372,6 +378,11 @@ class StreamDriver:
             counter=self.counter,
             files=self.planner.files,
         )
+        self.progress = Progress(
+            self.planner, self.checkpoint, end=options.end_snapshot,
+            on_expired=options.on_expired,  # type: ignore[arg-type]
+            on_history_rewritten=options.on_history_rewritten,  # type: ignore[arg-type]
+        )
         self.tracker.start()
         self._available_now_target: int | None = None
         self._committed_next: int | None = None
@@ -386,29 +397,31 @@ class StreamDriver:
 
     # offsets -----------------------------------------------------------------------------
     def initial_offset(self) -> FeedOffset:
-        """Where a new query starts: the consumer's checkpoint if stored, else the start spec."""
-        if self.checkpoint is not None:
-            stored = self.checkpoint.load()
-            if stored is not None:
-                latest = self.tracker.refresh()
-                if stored > (latest or 0) + 1:
-                    raise CheckpointError(
-                        f"consumer {self.options.consumer_id} of table {self.table_name} is at "
-                        f"snapshot {stored}, but the latest snapshot is {latest}: was the table "
-                        f"recreated? Delete {self.checkpoint.path} to start over"
-                    )
-                self.planner.check_not_expired(stored)
-                logger.info(
-                    "paimon_feed source for %s resumes consumer %s at snapshot %d",
-                    self.table_name, self.options.consumer_id, stored,
+        """Where a new query starts: the consumer's checkpoint if stored (checked against the
+        table, see :mod:`paimon_feed.progress`), else the start spec. An expired checkpoint or
+        a rewritten history raises, or restarts as ``onExpired``/``onHistoryRewritten`` say."""
+        self.tracker.refresh()
+        try:
+            resumed = self._retrying(
+                lambda: self.progress.resume(
+                    self.options.starting_position, self.options.end_snapshot
                 )
-                return FeedOffset.position(stored)
-        resolution = _resolve(self.planner, self.options)
-        if resolution is None:  # latest-full on an empty table: every change from the first
+            )
+        except InvalidStartError as exc:
+            raise InvalidStartError(f"option startingPosition/endSnapshot: {exc}") from exc
+        except (SnapshotExpiredError, HistoryRewrittenError) as exc:
+            resumed = self.progress.restart_point(exc)
+        if resumed is None:  # latest-full on an empty table: every change from the first
             return FeedOffset.position(1)
-        if resolution.full_snapshot_id is not None:
-            return FeedOffset.pending_full(resolution.full_snapshot_id)
-        return FeedOffset.position(resolution.next_snapshot_id)
+        if resumed.from_checkpoint:
+            logger.info(
+                "paimon_feed source for %s resumes consumer %s at snapshot %d",
+                self.table_name, self.options.consumer_id, resumed.next_snapshot_id,
+            )
+        if resumed.full_snapshot_id is not None:
+            return FeedOffset.pending_full(resumed.full_snapshot_id)
+        anchor = self.progress.anchor
+        return FeedOffset.position(resumed.next_snapshot_id, anchor.digest() if anchor else None)
 
     def latest_offset(self, start: FeedOffset, max_snapshots: int | None) -> FeedOffset:
         """The end of the next micro-batch from ``start`` (``start`` itself if nothing new).
@@ -419,7 +432,7 @@ class StreamDriver:
         """
         try:
             if start.pending_full_snapshot_id is not None:
-                return start.after_full()
+                return start.after_full(self._digest(start.pending_full_snapshot_id))
             first = start.next_snapshot_id
             if self._available_now_target is not None:
                 last = self._available_now_target  # fixed at start: no storage call needed
@@ -431,9 +444,15 @@ class StreamDriver:
                 last = min(last, first + max_snapshots - 1)
             if last < first:
                 return start
-            return start.after_changes(last)
+            return start.after_changes(last, self._digest(last))
         finally:
             self._maybe_write_stats()
+
+    def _digest(self, snapshot_id: int) -> str | None:
+        """The digest of snapshot ``snapshot_id``'s commit, for the offset ending after it (the
+        read is cached: planning the batch takes the snapshot from there)."""
+        mark = self._retrying(lambda: self.planner.snapshot_mark(snapshot_id))
+        return mark.digest() if mark is not None else None
 
     def latest_known_offset(self) -> FeedOffset | None:
         """The newest position known in memory (for Spark's progress reports; no storage)."""
@@ -469,26 +488,47 @@ class StreamDriver:
                     "%s was recomputed)", self.table_name, first, last, start.to_json(),
                 )
             batches = self._retrying(lambda: self.planner.plan_range(first, last))
+            try:
+                self._check_history(start, end, first, last)
+            except HistoryRewrittenError as exc:
+                batches = self._restart(exc, last)
         else:
             return []
         check_schema(self.table_name, self.table.table_schema, batches)
         return _pack(self.options, self.table, batches)
 
-    def _retrying(self, call):
-        """``call()``, retried after transient storage errors (an expired snapshot is final)."""
-        for attempt, delay in enumerate((*_STORAGE_RETRY_DELAYS_S, None)):
-            try:
-                return call()
-            except SnapshotExpiredError:
-                raise
-            except StorageError as exc:
-                if delay is None:
-                    raise
-                logger.warning(
-                    "table %s: storage error (attempt %d, retrying in %.1fs): %s",
-                    self.table_name, attempt + 1, delay, exc,
+    def _check_history(self, start: FeedOffset, end: FeedOffset, first: int, last: int) -> None:
+        """Raise :class:`HistoryRewrittenError` if the range does not continue what the query
+        read: the commit before it is another now (checked with a fresh read), or, for a
+        journaled batch planned again, its last snapshot is another commit than it was."""
+        if start.mark is not None and start.next_snapshot_id == first and first > 1:
+            self._retrying(lambda: self.progress.check_digest(first - 1, start.mark))
+        if end.mark is not None:
+            planned = self._retrying(lambda: self.planner.snapshot_mark(last))
+            if planned is not None and planned.digest() != end.mark:
+                raise HistoryRewrittenError(
+                    self.table_name, first - 1,
+                    f"snapshots {first}..{last} of the journaled micro-batch are other commits "
+                    f"now than when it was planned",
                 )
-                time.sleep(delay)
+
+    def _restart(self, exc: HistoryRewrittenError, last: int) -> list[FeedBatch]:
+        """``onHistoryRewritten=latest-full``: the micro-batch becomes the full state at its
+        last snapshot (the offsets go on after it); ``error``: the query stops with ``exc``."""
+        self.progress.restart_point(exc)  # raises unless the policy restarts
+        if self._retrying(lambda: self.planner.snapshot_mark(last)) is None:
+            raise HistoryRewrittenError(
+                self.table_name, exc.snapshot_id,
+                f"{exc.change}; the table now ends before snapshot {last}, where this query's "
+                f"journaled offsets go on, so it cannot restart there: start a new checkpoint "
+                f"location",
+            ) from exc
+        return [self._retrying(lambda: self.planner.full_batch(last))]
+
+    def _retrying(self, call):
+        """``call()``, retried after transient storage errors as every entry point does
+        (:data:`paimon_feed.progress.RETRY`)."""
+        return RETRY.call(call, self.table_name)
 
     def commit(self, end: FeedOffset) -> None:
         """Spark processed everything up to ``end``: advance the consumer file (if any), in the
@@ -501,7 +541,12 @@ class StreamDriver:
         if self.checkpoint is not None:
             if self._consumer_writer is None:
                 self._consumer_writer = ConsumerFileWriter(self.checkpoint, self.table_name)
-            self._consumer_writer.submit(target)
+            try:  # the mark of the commit before the position, for a restart's check
+                mark = self.planner.snapshot_mark(target - 1) if target > 1 else None
+            except FeedError as exc:
+                logger.warning("%s; the consumer's mark is not updated", exc)
+                mark = None
+            self._consumer_writer.submit(target, mark)
         self._committed_next = target
         self._maybe_write_stats(force=True)
 

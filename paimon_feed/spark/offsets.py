@@ -12,6 +12,11 @@ holds, so a batch can be planned again from its end offset alone::
     {"snapshot": S+1, "pendingFull": S}  the initial offset of ``latest-full``: nothing
                                        delivered yet, the first batch is the full state at S
 
+Any offset may also carry ``"mark"``: the digest of the commit that snapshot ``N-1`` was when the
+offset was made (:meth:`paimon_feed.batch.SnapshotMark.digest`). The next micro-batch checks that
+the table still has that commit, and a replayed one that its range is still the commits it was,
+so a rolled-back or re-created table stops the query instead of feeding it another history.
+
 Why the end describes its own batch: Spark journals only end offsets. If a query dies before
 its first micro-batch commits, Spark asks ``initialOffset()`` again on restart, and for a start
 like ``latest-full`` or ``time:-1h`` that answer moves with the table. Planning from the end
@@ -23,6 +28,8 @@ offset (``full``/``first``) keeps the replayed batch identical to the journaled 
 {'snapshot': 8, 'first': 5}
 >>> FeedOffset.pending_full(4).after_full().to_json()
 {'snapshot': 5, 'full': 4}
+>>> FeedOffset.position(5).after_changes(7, mark="9f2c").to_json()
+{'snapshot': 8, 'first': 5, 'mark': '9f2c'}
 """
 
 from __future__ import annotations
@@ -54,6 +61,13 @@ def _snapshot_id(data: Mapping[str, Any], key: str, required: bool = False) -> i
     return value
 
 
+def _mark(data: Mapping[str, Any]) -> str | None:
+    value = data.get("mark")
+    if value is not None and (not isinstance(value, str) or not 0 < len(value) <= 64):
+        raise InvalidOffsetError(f"offset {_shown(data)}: 'mark' must be a commit digest")
+    return value
+
+
 def _shown(data: Mapping[str, Any]) -> str:
     return brief_repr(dict(data), limit=200)
 
@@ -70,6 +84,8 @@ class FeedOffset:
     first_snapshot_id: int | None = None
     full_snapshot_id: int | None = None
     pending_full_snapshot_id: int | None = None
+    mark: str | None = None
+    """Digest of the commit snapshot ``next_snapshot_id - 1`` was (``None``: not known)."""
 
     def __post_init__(self) -> None:
         set_keys = [
@@ -100,31 +116,33 @@ class FeedOffset:
 
     # constructors ------------------------------------------------------------------------
     @classmethod
-    def position(cls, next_snapshot_id: int) -> FeedOffset:
+    def position(cls, next_snapshot_id: int, mark: str | None = None) -> FeedOffset:
         """Nothing pending; the changes of ``next_snapshot_id`` come next."""
-        return cls(next_snapshot_id)
+        return cls(next_snapshot_id, mark=mark)
 
     @classmethod
     def pending_full(cls, snapshot_id: int) -> FeedOffset:
         """The start of a ``latest-full`` stream: the full state at ``snapshot_id`` comes next."""
         return cls(snapshot_id + 1, pending_full_snapshot_id=snapshot_id)
 
-    def after_full(self) -> FeedOffset:
+    def after_full(self, mark: str | None = None) -> FeedOffset:
         """The end of the batch holding the pending full state."""
         if self.pending_full_snapshot_id is None:
             raise InvalidOffsetError(f"offset {self.to_json()} has no pending full state")
-        return FeedOffset(self.next_snapshot_id, full_snapshot_id=self.pending_full_snapshot_id)
+        return FeedOffset(
+            self.next_snapshot_id, full_snapshot_id=self.pending_full_snapshot_id, mark=mark
+        )
 
-    def after_changes(self, last_snapshot_id: int) -> FeedOffset:
+    def after_changes(self, last_snapshot_id: int, mark: str | None = None) -> FeedOffset:
         """The end of the batch holding the changes from here to ``last_snapshot_id`` (inclusive)."""
-        return FeedOffset(last_snapshot_id + 1, first_snapshot_id=self.next_snapshot_id)
+        return FeedOffset(last_snapshot_id + 1, first_snapshot_id=self.next_snapshot_id, mark=mark)
 
     # JSON --------------------------------------------------------------------------------
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> FeedOffset:
         if not isinstance(data, Mapping):
             raise InvalidOffsetError(f"offset must be a JSON object, got {brief_repr(data)}")
-        unknown = set(data) - {"snapshot", "first", "full", "pendingFull"}
+        unknown = set(data) - {"snapshot", "first", "full", "pendingFull", "mark"}
         if unknown:
             names = ", ".join(sorted(map(brief_repr, unknown)))  # keys of any type sort as text
             raise InvalidOffsetError(
@@ -136,16 +154,19 @@ class FeedOffset:
             first_snapshot_id=_snapshot_id(data, "first"),
             full_snapshot_id=_snapshot_id(data, "full"),
             pending_full_snapshot_id=_snapshot_id(data, "pendingFull"),
+            mark=_mark(data),
         )
 
-    def to_json(self) -> dict[str, int]:
-        data = {"snapshot": self.next_snapshot_id}
+    def to_json(self) -> dict[str, int | str]:
+        data: dict[str, int | str] = {"snapshot": self.next_snapshot_id}
         if self.first_snapshot_id is not None:
             data["first"] = self.first_snapshot_id
         if self.full_snapshot_id is not None:
             data["full"] = self.full_snapshot_id
         if self.pending_full_snapshot_id is not None:
             data["pendingFull"] = self.pending_full_snapshot_id
+        if self.mark is not None:
+            data["mark"] = self.mark
         return data
 
     # what a batch ending here holds ------------------------------------------------------

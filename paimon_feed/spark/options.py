@@ -23,6 +23,10 @@ option                     meaning
                            needs ``includeRowKind=true``
 ``consumerId``             Paimon consumer id: progress is written to
                            ``{table}/consumer/consumer-<id>`` on each Spark commit
+``onExpired``              ``error`` (default), ``earliest`` or ``latest-full``: when
+                           the next snapshot expired before it was read
+``onHistoryRewritten``     ``error`` (default) or ``latest-full``: when the table no
+                           longer continues what was read (rolled back, re-created)
 ``notifier``               ``auto`` (default), ``local``, ``poll``, ``sqs``,
                            ``storage-per-trigger``; ``auto`` is ``sqs`` on ``s3://``
                            with a queue, a storage check on every trigger on a
@@ -65,6 +69,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from paimon_feed.checkpoint import validate_consumer_id
+from paimon_feed.progress import check_policies
 from paimon_feed.errors import ConfigurationError, InvalidConsumerIdError, InvalidStartError
 from paimon_feed.start import parse_end, parse_start
 from paimon_feed.tables import parse_table_name
@@ -100,6 +105,8 @@ _KNOWN = (
     "includeSnapshotId",
     "overwrite",
     "consumerId",
+    "onExpired",
+    "onHistoryRewritten",
     "notifier",
     "queueUrl",
     "reconcileInterval",
@@ -145,6 +152,8 @@ class SourceOptions:
     include_snapshot_id: bool = False
     overwrite: str = "skip"
     consumer_id: str | None = None
+    on_expired: str = "error"
+    on_history_rewritten: str = "error"
     notifier: str = "auto"
     queue_url: str | None = None
     reconcile_interval: float = 60.0
@@ -296,6 +305,16 @@ def parse_options(
         except InvalidConsumerIdError as exc:
             raise InvalidConsumerIdError(f"option consumerId: {exc}") from exc
 
+    on_expired = source.get("onExpired", "error").strip().lower()
+    on_rewritten = source.get("onHistoryRewritten", "error").strip().lower()
+    try:
+        check_policies(on_expired, on_rewritten)
+    except ConfigurationError as exc:
+        raise InvalidOptionError(
+            f"option onExpired/onHistoryRewritten: {exc}".replace("on_expired", "onExpired")
+            .replace("on_history_rewritten", "onHistoryRewritten")
+        ) from exc
+
     notifier = source.get("notifier", "auto").strip().lower()
     if notifier not in NOTIFIER_CHOICES:
         raise InvalidOptionError(
@@ -327,6 +346,8 @@ def parse_options(
         ),
         overwrite=overwrite,
         consumer_id=consumer_id,
+        on_expired=on_expired,
+        on_history_rewritten=on_rewritten,
         notifier=notifier,
         queue_url=queue_url.strip() if queue_url else None,
         reconcile_interval=_duration_s("reconcileInterval", source.get("reconcileInterval", "60")),
