@@ -212,6 +212,20 @@ class JavaTable:
     def create_tag(self, tag: str, snapshot: int) -> None:
         self._call("create_tag", tag=tag, snapshot=snapshot)
 
+    def rollback(self, *, snapshot: int | None = None, tag: str | None = None) -> dict:
+        """Java's ``rollbackTo`` a snapshot or a tag."""
+        target = {"tag": tag} if tag is not None else {"snapshot": snapshot}
+        return self._call("rollback", **target)
+
+    def drop(self) -> None:
+        self._call("drop_table")
+
+    def create_branch(self, branch: str, tag: str) -> None:
+        self._call("create_branch", branch=branch, tag=tag)
+
+    def fast_forward(self, branch: str) -> dict:
+        return self._call("fast_forward", branch=branch)
+
     def read(self, snapshot: int | None = None, *, options: dict | None = None) -> list[dict]:
         """Java's batch read: the table's rows at ``snapshot`` (default the latest, or what
         ``options`` such as ``scan.tag-name`` select), in that snapshot's schema."""

@@ -186,6 +186,22 @@ public class PaimonDriver {
             case "create_tag":
                 table(req).createTag(req.get("tag").asText(), req.get("snapshot").asLong());
                 return snapshotResult(table(req));
+            case "rollback":  // {"snapshot": N} or {"tag": name}: Java's rollbackTo
+                if (req.has("tag")) {
+                    table(req).rollbackTo(req.get("tag").asText());
+                } else {
+                    table(req).rollbackTo(req.get("snapshot").asLong());
+                }
+                return snapshotResult(table(req));
+            case "drop_table":
+                catalog(req).dropTable(Identifier.fromString(req.get("table").asText()), false);
+                return new LinkedHashMap<>();
+            case "create_branch":  // {"branch": name, "tag": from}
+                table(req).createBranch(req.get("branch").asText(), req.get("tag").asText());
+                return new LinkedHashMap<>();
+            case "fast_forward":  // {"branch": name}: the branch's snapshots replace main's
+                table(req).fastForward(req.get("branch").asText());
+                return snapshotResult(table(req));
             case "read":
                 return read(req);
             case "changes":

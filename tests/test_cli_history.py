@@ -1,0 +1,27 @@
+"""``paimon-feed tail`` on a table whose history was rewritten under its consumer: one line,
+exit 1, nothing printed of the new history and the consumer file left where it was."""
+
+from __future__ import annotations
+
+from test_cli_errors import one_error_line, paimon_feed
+
+from paimon_feed.checkpoint import CheckpointStore
+from support.tables import commit
+
+
+def test_a_rolled_back_table_is_one_line_exit_1_and_the_consumer_stays(warehouse, append_table):
+    for n in range(5):  # snapshots 1..5
+        commit(append_table, n)
+    first = paimon_feed("tail", warehouse, "db.events", "--from", "earliest", "--to", "5",
+                        "--consumer-id", "cli", "--format", "jsonl")
+    assert first.returncode == 0, first.stderr
+    append_table.rollback_to(2)
+    for n in range(100, 104):  # snapshots 3..6 re-use the ids
+        commit(append_table, n)
+    second = paimon_feed("tail", warehouse, "db.events", "--to", "6", "--consumer-id", "cli",
+                         "--format", "jsonl")
+    assert second.returncode == 1
+    line = one_error_line(second)
+    assert "table db.events: its history was rewritten after snapshot 5" in line
+    assert second.stdout == ""
+    assert CheckpointStore.for_table(append_table, "cli").load() == 6
