@@ -65,6 +65,8 @@ METRICS: dict[str, tuple[str, str]] = {
     "paimon_feed_overwrites_skipped_total": ("counter", "OVERWRITE snapshots skipped (overwrite='skip')"),
     "paimon_feed_expired_restarts_total": (
         "counter", "Restarts after the next snapshot expired unread (on_expired='earliest'/'latest-full')"),
+    "paimon_feed_history_rewrites_total": (
+        "counter", "Restarts after the table's history was rewritten (on_history_rewritten='latest-full')"),
     "paimon_feed_queue_depth": ("gauge", "Batches planned and waiting for the consumer"),
     "paimon_feed_latest_snapshot_id": ("gauge", "Newest snapshot id the feed knows of"),
     "paimon_feed_delivered_snapshot_id": ("gauge", "Last snapshot id handed to the consumer"),
@@ -181,6 +183,7 @@ class FeedCollector:
                 "paimon_feed_schema_changes_total": m.schema_changes,
                 "paimon_feed_overwrites_skipped_total": m.overwrites_skipped,
                 "paimon_feed_expired_restarts_total": m.expired_restarts,
+                "paimon_feed_history_rewrites_total": m.history_rewrites,
             }
             for name, value in gauges.items():
                 if value is not None:  # a snapshot id not known yet is absent, not 0
