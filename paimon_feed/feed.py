@@ -12,6 +12,10 @@ safety check fires) and puts them on a queue of at most ``max_pending`` batches,
 consumer slows planning and memory stays flat. Errors raised in the background are parked and
 re-raised at the consumer's next iteration, after every batch planned before them.
 
+Closing: ``close()`` may come from any task (a shutdown handler). A consumer waiting for a batch
+at that moment ends its ``async for`` normally (``StopAsyncIteration``); a call made after
+``close()`` raises :class:`FeedClosedError`.
+
 Commit semantics: ``commit(batch)`` stores ``batch.next_snapshot_id`` (the first snapshot *not*
 processed) in Paimon's consumer file. Only committed progress survives a restart, so a crash
 repeats at most the batches delivered but not committed (at-least-once), and never skips one.
@@ -91,6 +95,10 @@ class FeedMetrics:
 
 class _Done:
     """Queue sentinel: the feed reached its end snapshot."""
+
+
+class _Closed:
+    """Queue sentinel: ``close()`` was called; wakes consumers waiting for a batch."""
 
 
 class _Failure:
@@ -267,6 +275,8 @@ class ChangeFeed:
         except BaseException:
             await self.close()
             raise
+        if self._closed:  # close() came from another task while this one started the feed
+            raise FeedClosedError(f"feed for table {self.table_name} was closed while starting")
         logger.info(
             "feed for %s started (notifier=%s, consumer=%s, start=%s, end=%s)",
             self.table_name, self._notifier.source, self.consumer_id,
@@ -278,10 +288,19 @@ class ChangeFeed:
 
     async def close(self) -> None:
         """Stop planning and release the subscription. Idempotent; uncommitted batches stay
-        uncommitted (they are delivered again after a restart)."""
+        uncommitted (they are delivered again after a restart).
+
+        Consumers waiting in ``__anext__`` (``async for``) when this is called end with
+        ``StopAsyncIteration``, at once; later calls of ``__anext__`` raise
+        :class:`FeedClosedError`. Must run on the feed's event loop (any task of it).
+        """
         if self._closed:
             return
         self._closed = True
+        if self._queue is not None and not self._queue.full():
+            # A full queue has no consumer waiting on it; otherwise this wakes them all
+            # (each one that takes the sentinel puts it back for the next).
+            self._queue.put_nowait(_Closed())
         try:
             if self._task is not None:
                 await cancel_and_wait([self._task])
@@ -306,15 +325,28 @@ class ChangeFeed:
         return self
 
     async def __anext__(self) -> FeedBatch:
+        """The next batch; ``StopAsyncIteration`` at the end snapshot or when ``close()`` is
+        called while waiting; :class:`FeedClosedError` if called after ``close()``."""
         if self._closed:
             raise FeedClosedError(f"feed for table {self.table_name} is closed")
         if not self._started:
-            await self.start()
+            try:
+                await self.start()
+            except FeedClosedError:
+                if self._closed:  # closed by another task while starting
+                    raise StopAsyncIteration from None
+                raise
         if self.auto_commit and self._last_yielded is not None:
             await self.commit(self._last_yielded)
-        if self._finished:
+        if self._finished or self._closed:
             raise StopAsyncIteration
         item = await self._queue.get()
+        if isinstance(item, _Closed):
+            if not self._queue.full():
+                self._queue.put_nowait(item)  # for the next waiting consumer
+            raise StopAsyncIteration
+        if self._closed:
+            raise StopAsyncIteration  # planned before close(), left uncommitted
         if isinstance(item, _Done):
             self._finished = True
             raise StopAsyncIteration

@@ -1,0 +1,102 @@
+"""Every lifecycle ends (DESIGN invariant 14): ``close()`` from another task or thread releases a
+waiting consumer, and an abandoned feed warns and gives back its threads, watches and file
+descriptors, on real pypaimon tables."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import os
+import time
+
+import pytest
+
+from paimon_feed import ChangeFeed, FeedClosedError
+from support.tables import commit
+
+SETTLE_STEPS = 200  # released resources may take a few loop turns; this bounds a failing test
+SETTLE_STEP = 0.05  # seconds
+WAIT = 60  # seconds: how long a test waits for a consumer that should end at once
+
+
+def os_threads() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def settle(released) -> bool:
+    """Whether ``released()`` becomes true while the process finishes letting go."""
+    for _ in range(SETTLE_STEPS):
+        gc.collect()
+        if released():
+            return True
+        time.sleep(SETTLE_STEP)
+    return released()
+
+
+async def settle_async(released) -> bool:
+    for _ in range(SETTLE_STEPS):
+        gc.collect()
+        if released():
+            return True
+        await asyncio.sleep(SETTLE_STEP)
+    return released()
+
+
+def consumer_waiting(feed: ChangeFeed) -> bool:
+    # A peek at the queue's waiting getters, so the test closes a feed whose consumer waits,
+    # the case it pins, rather than one that has not asked for its next batch yet.
+    return feed._queue is not None and len(feed._queue._getters) > 0
+
+
+def commits_in(batches) -> list[int]:
+    return sorted(value for batch in batches for value in batch.to_arrow().column("commit").to_pylist())
+
+
+def warm_up(table) -> None:
+    """One feed run to the end and closed, so lazily started pools (pyarrow's, pypaimon's)
+    are part of the baseline rather than counted as a leak."""
+
+    async def main():
+        async with ChangeFeed(table, end=1) as feed:
+            assert commits_in([batch async for batch in feed]) == [0, 0, 0]
+
+    asyncio.run(main())
+
+
+def unclosed_warnings(caught, kind: str) -> list[str]:
+    return [
+        str(w.message)
+        for w in caught
+        if issubclass(w.category, ResourceWarning) and f"unclosed {kind}" in str(w.message)
+    ]
+
+
+# --- close() wakes a waiting consumer ---------------------------------------------------------
+
+
+def test_close_from_another_task_ends_an_async_for_that_waits_for_a_batch(append_table):
+    commit(append_table, 0)
+
+    async def main():
+        feed = ChangeFeed(append_table, start="latest-full")
+        delivered = []
+
+        async def consume():
+            async for batch in feed:
+                delivered.append(batch)
+
+        consumer = asyncio.create_task(consume())
+        assert await settle_async(lambda: len(delivered) == 1 and consumer_waiting(feed))
+        await feed.close()  # a shutdown handler, in another task
+        await asyncio.wait_for(consumer, WAIT)  # before the fix: waited forever
+        with pytest.raises(FeedClosedError, match="db.events"):
+            await feed.__anext__()
+        return delivered
+
+    delivered = asyncio.run(main())
+    assert [batch.kind for batch in delivered] == ["full"]
+    assert commits_in(delivered) == [0, 0, 0]
