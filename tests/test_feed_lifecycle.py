@@ -7,7 +7,9 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import threading
 import time
+import warnings
 
 import pytest
 
@@ -100,3 +102,66 @@ def test_close_from_another_task_ends_an_async_for_that_waits_for_a_batch(append
     delivered = asyncio.run(main())
     assert [batch.kind for batch in delivered] == ["full"]
     assert commits_in(delivered) == [0, 0, 0]
+
+
+def test_close_from_another_thread_ends_a_sync_for_loop_that_waits_for_a_batch(append_table):
+    commit(append_table, 0)
+    feed = ChangeFeed(append_table, start="latest-full")
+    batches = feed.sync()
+    delivered = []
+    loop_ended = threading.Event()  # not set if the loop raised (pytest reports the error)
+
+    def consume():
+        for batch in batches:
+            delivered.append(batch)  # noqa: PERF402 - the test watches it grow
+        loop_ended.set()
+
+    consumer = threading.Thread(target=consume, name="test-sync-consumer", daemon=True)
+    consumer.start()
+    assert settle(lambda: len(delivered) == 1 and consumer_waiting(feed))
+    batches.close()
+    consumer.join(WAIT)  # before the fix: the consumer polled a stopped loop forever
+    assert not consumer.is_alive()
+    assert loop_ended.is_set()
+    assert commits_in(delivered) == [0, 0, 0]
+    with pytest.raises(FeedClosedError, match="db.events"):
+        next(batches)
+    with pytest.raises(FeedClosedError, match="db.events"):
+        batches.commit(delivered[0])
+    assert "paimon-feed-sync-db.events" not in {t.name for t in threading.enumerate()}
+
+
+# --- nothing is left behind -------------------------------------------------------------------
+
+
+def test_closed_sync_feeds_give_back_their_threads_and_descriptors(append_table):
+    commit(append_table, 0)
+    warm_up(append_table)
+    threads, fds = os_threads(), open_fds()
+    for _ in range(5):
+        with ChangeFeed(append_table, start="latest-full").sync() as batches:
+            assert commits_in([next(batches)]) == [0, 0, 0]
+    # Before the fix each closed feed left its watcher's worker thread behind.
+    assert settle(lambda: os_threads() <= threads and open_fds() <= fds), (
+        f"threads {os_threads()} (were {threads}), fds {open_fds()} (were {fds}): "
+        f"{sorted(t.name for t in threading.enumerate())}"
+    )
+
+
+def test_abandoned_sync_feeds_warn_and_give_back_their_threads_and_descriptors(append_table):
+    commit(append_table, 0)
+    warm_up(append_table)
+    threads, fds = os_threads(), open_fds()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(5):
+            batches = iter(ChangeFeed(append_table, start="latest-full").sync())
+            assert commits_in([next(batches)]) == [0, 0, 0]
+            del batches  # dropped mid-iteration, never closed
+        gc.collect()
+    assert len(unclosed_warnings(caught, "SyncChangeFeed")) == 5, [str(w.message) for w in caught]
+    # Before the fix: 16 more threads and 30 more descriptors, for good.
+    assert settle(lambda: os_threads() <= threads and open_fds() <= fds), (
+        f"threads {os_threads()} (were {threads}), fds {open_fds()} (were {fds}): "
+        f"{sorted(t.name for t in threading.enumerate())}"
+    )
