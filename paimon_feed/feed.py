@@ -14,7 +14,9 @@ re-raised at the consumer's next iteration, after every batch planned before the
 
 Closing: ``close()`` may come from any task (a shutdown handler). A consumer waiting for a batch
 at that moment ends its ``async for`` normally (``StopAsyncIteration``); a call made after
-``close()`` raises :class:`FeedClosedError`.
+``close()`` raises :class:`FeedClosedError`. A started feed that is dropped without ``close()``
+warns (``ResourceWarning``) and, if its event loop still runs, releases its subscription and
+notifier there.
 
 Commit semantics: ``commit(batch)`` stores ``batch.next_snapshot_id`` (the first snapshot *not*
 processed) in Paimon's consumer file. Only committed progress survives a restart, so a crash
@@ -106,6 +108,19 @@ class _Closed:
 class _Failure:
     def __init__(self, error: BaseException) -> None:
         self.error = error
+
+
+_releasing: set[asyncio.Task] = set()  # notifier closes of abandoned feeds, held until done
+
+
+def _release_abandoned(subscription: Subscription | None, notifier: Notifier | None) -> None:
+    """Stop what a collected, unclosed feed still holds; runs on that feed's event loop."""
+    if subscription is not None:
+        subscription.close()
+    if notifier is not None:
+        task = asyncio.get_running_loop().create_task(notifier.close())
+        _releasing.add(task)
+        task.add_done_callback(_releasing.discard)
 
 
 class ChangeFeed:
@@ -320,6 +335,13 @@ class ChangeFeed:
                 ResourceWarning,
                 stacklevel=1,
             )
+            # Only a feed whose planning task ended (its end snapshot, a failure) can be
+            # collected while its loop runs; its notifier would keep watching forever.
+            task = getattr(self, "_task", None)
+            loop = task.get_loop() if task is not None else None
+            if loop is not None and not loop.is_closed():
+                notifier = self._notifier if self._owns_notifier else None
+                loop.call_soon_threadsafe(_release_abandoned, self._subscription, notifier)
 
     # consuming ---------------------------------------------------------------------------
 

@@ -165,3 +165,55 @@ def test_abandoned_sync_feeds_warn_and_give_back_their_threads_and_descriptors(a
         f"threads {os_threads()} (were {threads}), fds {open_fds()} (were {fds}): "
         f"{sorted(t.name for t in threading.enumerate())}"
     )
+
+
+def test_abandoned_async_feeds_warn_and_give_back_their_watches_while_the_loop_runs(
+    append_table,
+):
+    commit(append_table, 0)
+    warm_up(append_table)
+
+    def watches() -> list[str]:
+        return [t.get_name() for t in asyncio.all_tasks() if t.get_name().startswith("paimon-feed-")]
+
+    async def main():
+        fds = open_fds()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for _ in range(5):
+                # Ends by itself at its end snapshot; nobody calls close().
+                assert commits_in([batch async for batch in ChangeFeed(append_table, end=1)]) == [0, 0, 0]
+            gc.collect()
+        assert len(unclosed_warnings(caught, "ChangeFeed")) == 5, [str(w.message) for w in caught]
+        # Before the fix each dropped feed's notifier kept watching the table as long as the
+        # loop ran (a thread, an inotify descriptor); the loop's own pools may stay.
+        assert await settle_async(lambda: not watches() and open_fds() <= fds), (
+            f"watches {watches()}, fds {open_fds()} (were {fds})"
+        )
+
+    asyncio.run(main())
+
+
+def test_an_async_feed_left_open_when_its_loop_ends_warns_and_gives_everything_back(
+    append_table,
+):
+    commit(append_table, 0)
+    warm_up(append_table)
+    threads, fds = os_threads(), open_fds()
+
+    async def main():
+        feed = ChangeFeed(append_table, start="latest-full")
+        await feed.start()
+        assert commits_in([await feed.__anext__()]) == [0, 0, 0]
+        # returns with the feed started and planning, never closed
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(5):
+            asyncio.run(main())
+        gc.collect()
+    assert len(unclosed_warnings(caught, "ChangeFeed")) == 5, [str(w.message) for w in caught]
+    assert settle(lambda: os_threads() <= threads and open_fds() <= fds), (
+        f"threads {os_threads()} (were {threads}), fds {open_fds()} (were {fds}): "
+        f"{sorted(t.name for t in threading.enumerate())}"
+    )
