@@ -766,6 +766,12 @@ def _run_loop(loop: asyncio.AbstractEventLoop) -> None:
                 task.cancel()
             if tasks:
                 loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+            for task in tasks:
+                if not task.cancelled() and task.exception() is not None:
+                    loop.call_exception_handler(
+                        {"message": "error in a sync feed's task at shutdown", "task": task,
+                         "exception": task.exception()}
+                    )
             loop.run_until_complete(loop.shutdown_asyncgens())
             loop.run_until_complete(loop.shutdown_default_executor())
         finally:
