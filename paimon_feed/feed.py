@@ -12,6 +12,12 @@ safety check fires) and puts them on a queue of at most ``max_pending`` batches,
 consumer slows planning and memory stays flat. Errors raised in the background are parked and
 re-raised at the consumer's next iteration, after every batch planned before them.
 
+Closing: ``close()`` may come from any task (a shutdown handler). A consumer waiting for a batch
+at that moment ends its ``async for`` normally (``StopAsyncIteration``); a call made after
+``close()`` raises :class:`FeedClosedError`. A started feed that is dropped without ``close()``
+warns (``ResourceWarning``) and, if its event loop still runs, releases its subscription and
+notifier there.
+
 Commit semantics: ``commit(batch)`` stores ``batch.next_snapshot_id`` (the first snapshot *not*
 processed) in Paimon's consumer file. Only committed progress survives a restart, so a crash
 repeats at most the batches delivered but not committed (at-least-once), and never skips one.
@@ -26,7 +32,9 @@ import statistics
 import threading
 import time
 import warnings
+import weakref
 from collections import Counter, deque
+from collections.abc import Coroutine
 from dataclasses import asdict, dataclass, field
 from typing import Any, AsyncIterator, Callable, Iterable, Iterator, Sequence
 
@@ -100,9 +108,26 @@ class _Done:
     """Queue sentinel: the feed reached its end snapshot."""
 
 
+class _Closed:
+    """Queue sentinel: ``close()`` was called; wakes consumers waiting for a batch."""
+
+
 class _Failure:
     def __init__(self, error: BaseException) -> None:
         self.error = error
+
+
+_releasing: set[asyncio.Task] = set()  # notifier closes of abandoned feeds, held until done
+
+
+def _release_abandoned(subscription: Subscription | None, notifier: Notifier | None) -> None:
+    """Stop what a collected, unclosed feed still holds; runs on that feed's event loop."""
+    if subscription is not None:
+        subscription.close()
+    if notifier is not None:
+        task = asyncio.get_running_loop().create_task(notifier.close())
+        _releasing.add(task)
+        task.add_done_callback(_releasing.discard)
 
 
 class ChangeFeed:
@@ -285,6 +310,8 @@ class ChangeFeed:
         except BaseException:
             await self.close()
             raise
+        if self._closed:  # close() came from another task while this one started the feed
+            raise FeedClosedError(f"feed for table {self.table_name} was closed while starting")
         logger.info(
             "feed for %s started (notifier=%s, consumer=%s, start=%s, end=%s)",
             self.table_name, self._notifier.source, self.consumer_id,
@@ -296,10 +323,19 @@ class ChangeFeed:
 
     async def close(self) -> None:
         """Stop planning and release the subscription. Idempotent; uncommitted batches stay
-        uncommitted (they are delivered again after a restart)."""
+        uncommitted (they are delivered again after a restart).
+
+        Consumers waiting in ``__anext__`` (``async for``) when this is called end with
+        ``StopAsyncIteration``, at once; later calls of ``__anext__`` raise
+        :class:`FeedClosedError`. Must run on the feed's event loop (any task of it).
+        """
         if self._closed:
             return
         self._closed = True
+        if self._queue is not None and not self._queue.full():
+            # A full queue has no consumer waiting on it; otherwise this wakes them all
+            # (each one that takes the sentinel puts it back for the next).
+            self._queue.put_nowait(_Closed())
         try:
             if self._task is not None:
                 await cancel_and_wait([self._task])
@@ -317,6 +353,13 @@ class ChangeFeed:
                 ResourceWarning,
                 stacklevel=1,
             )
+            # Only a feed whose planning task ended (its end snapshot, a failure) can be
+            # collected while its loop runs; its notifier would keep watching forever.
+            task = getattr(self, "_task", None)
+            loop = task.get_loop() if task is not None else None
+            if loop is not None and not loop.is_closed():
+                notifier = self._notifier if self._owns_notifier else None
+                loop.call_soon_threadsafe(_release_abandoned, self._subscription, notifier)
 
     # consuming ---------------------------------------------------------------------------
 
@@ -324,15 +367,28 @@ class ChangeFeed:
         return self
 
     async def __anext__(self) -> FeedBatch:
+        """The next batch; ``StopAsyncIteration`` at the end snapshot or when ``close()`` is
+        called while waiting; :class:`FeedClosedError` if called after ``close()``."""
         if self._closed:
             raise FeedClosedError(f"feed for table {self.table_name} is closed")
         if not self._started:
-            await self.start()
+            try:
+                await self.start()
+            except FeedClosedError:
+                if self._closed:  # closed by another task while starting
+                    raise StopAsyncIteration from None
+                raise
         if self.auto_commit and self._last_yielded is not None:
             await self.commit(self._last_yielded)
-        if self._finished:
+        if self._finished or self._closed:
             raise StopAsyncIteration
         item = await self._queue.get()
+        if isinstance(item, _Closed):
+            if not self._queue.full():
+                self._queue.put_nowait(item)  # for the next waiting consumer
+            raise StopAsyncIteration
+        if self._closed:
+            raise StopAsyncIteration  # planned before close(), left uncommitted
         if isinstance(item, _Done):
             self._finished = True
             raise StopAsyncIteration
@@ -719,6 +775,55 @@ def _check_predicate(predicate: Any) -> None:
         )
 
 
+def _run_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """Body of a sync feed's loop thread: run until stopped, then release what the loop holds
+    (as ``asyncio.run`` does): cancel what still runs, join the executor threads, close it.
+
+    It holds the loop, never the :class:`SyncChangeFeed`, so a dropped one can be collected.
+    """
+    asyncio.set_event_loop(loop)
+    try:
+        loop.run_forever()
+    finally:
+        try:
+            tasks = asyncio.all_tasks(loop)
+            for task in tasks:
+                task.cancel()
+            if tasks:
+                loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+            for task in tasks:
+                if not task.cancelled() and task.exception() is not None:
+                    loop.call_exception_handler(
+                        {"message": "error in a sync feed's task at shutdown", "task": task,
+                         "exception": task.exception()}
+                    )
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())
+        finally:
+            asyncio.set_event_loop(None)
+            loop.close()
+
+
+async def _close_and_stop(feed: ChangeFeed) -> None:
+    try:
+        await feed.close()
+    finally:
+        asyncio.get_running_loop().stop()
+
+
+def _release_abandoned_sync(feed: ChangeFeed, loop: asyncio.AbstractEventLoop) -> None:
+    """Finalizer of a :class:`SyncChangeFeed` dropped without ``close()``: warn, then close the
+    feed and stop the loop thread. It does not wait, since it may run on any thread."""
+    if feed._started and not feed._closed:
+        warnings.warn(
+            f"unclosed SyncChangeFeed for table {feed.table_name}; use 'with feed.sync() as ...'",
+            ResourceWarning,
+            stacklevel=1,
+        )
+    if not loop.is_closed():
+        loop.call_soon_threadsafe(loop.create_task, _close_and_stop(feed))
+
+
 class SyncChangeFeed:
     """Blocking use of a :class:`ChangeFeed` from non-async code.
 
@@ -732,6 +837,11 @@ class SyncChangeFeed:
     The feed runs on an event loop in a daemon thread. Ctrl-C (``KeyboardInterrupt``) or any
     other exception raised while waiting for a batch closes the feed, then propagates: a
     feed left idle in a ``for`` loop ends promptly, with uncommitted batches left uncommitted.
+
+    :meth:`close` may be called from any thread: a thread waiting for a batch at that moment
+    ends its ``for`` loop (``StopIteration``); a call made after ``close()`` raises
+    :class:`FeedClosedError`. A sync feed dropped without ``close()`` warns
+    (``ResourceWarning``) when collected, then closes its feed and ends its thread.
     """
 
     # The main thread waits in slices, not in one blocking ``Future.result()``: a signal the
@@ -742,24 +852,42 @@ class SyncChangeFeed:
 
     def __init__(self, feed: ChangeFeed) -> None:
         self._feed = feed
+        self._closed = False
+        self._close_lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
-            target=self._loop.run_forever, name=f"paimon-feed-sync-{feed.table_name}", daemon=True
+            target=_run_loop,
+            args=(self._loop,),
+            name=f"paimon-feed-sync-{feed.table_name}",
+            daemon=True,
         )
         self._thread.start()
-        self._closed = False
+        self._finalizer = weakref.finalize(self, _release_abandoned_sync, feed, self._loop)
+        self._finalizer.atexit = False  # at exit the daemon thread just stops
 
-    def _call(self, coroutine):
-        future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+    def _call(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
+        """Run ``coroutine`` on the loop and wait for it; :class:`FeedClosedError` if the loop
+        stops (``close()`` from another thread) before it finishes."""
+        try:
+            future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+        except RuntimeError:  # the loop is closed
+            coroutine.close()
+            raise self._closed_error() from None
         try:
             while True:
                 try:
                     return future.result(timeout=self._WAIT_SLICE)
                 except concurrent.futures.TimeoutError:
-                    continue
+                    if not self._thread.is_alive() and not future.done():
+                        raise self._closed_error() from None
+        except concurrent.futures.CancelledError:
+            raise self._closed_error() from None
         except BaseException:
             future.cancel()
             raise
+
+    def _closed_error(self) -> FeedClosedError:
+        return FeedClosedError(f"feed for table {self._feed.table_name} is closed")
 
     def __enter__(self) -> SyncChangeFeed:
         self._interruptible(self._feed.start())
@@ -772,12 +900,20 @@ class SyncChangeFeed:
         return self
 
     def __next__(self) -> FeedBatch:
+        """The next batch; ``StopIteration`` at the end snapshot or when another thread calls
+        :meth:`close` meanwhile; :class:`FeedClosedError` if called after ``close()``."""
+        if self._closed:
+            raise self._closed_error()
         try:
             return self._interruptible(self._feed.__anext__())
         except StopAsyncIteration:
             raise StopIteration from None
+        except FeedClosedError:
+            if self._closed:  # close() from another thread ended this wait
+                raise StopIteration from None
+            raise
 
-    def _interruptible(self, coroutine):
+    def _interruptible(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
         """Run ``coroutine``; if the caller is interrupted meanwhile, close the feed first."""
         try:
             return self._call(coroutine)
@@ -786,19 +922,26 @@ class SyncChangeFeed:
             raise
 
     def commit(self, batch: FeedBatch) -> None:
+        """Record that ``batch`` is processed (see :meth:`ChangeFeed.commit`)."""
+        if self._closed:
+            raise self._closed_error()
         self._call(self._feed.commit(batch))
 
     def metrics(self) -> FeedMetrics:
         return self._feed.metrics()
 
     def close(self) -> None:
-        """Close the feed and stop its event loop. Idempotent."""
-        if self._closed:
-            return
-        self._closed = True
+        """Close the feed, stop its event loop and join its thread. Idempotent; may be called
+        from any thread (a waiting ``for`` loop in another thread then ends)."""
+        with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._finalizer.detach()
         try:
             self._call(self._feed.close())
         finally:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join()
-            self._loop.close()
+            if not self._loop.is_closed():
+                self._loop.call_soon_threadsafe(self._loop.stop)
+            if threading.current_thread() is not self._thread:
+                self._thread.join()
