@@ -400,7 +400,6 @@ class StreamDriver:
         """Where a new query starts: the consumer's checkpoint if stored (checked against the
         table, see :mod:`paimon_feed.progress`), else the start spec. An expired checkpoint or
         a rewritten history raises, or restarts as ``onExpired``/``onHistoryRewritten`` say."""
-        self.tracker.refresh()
         try:
             resumed = self._retrying(
                 lambda: self.progress.resume(
