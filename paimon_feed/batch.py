@@ -110,7 +110,9 @@ class SnapshotMark:
 
 
 def _utc(time_millis: int) -> str:
-    """>>> _utc(1700000000123)
+    """Epoch milliseconds as an ISO-8601 UTC time.
+
+    >>> _utc(1700000000123)
     '2023-11-14T22:13:20.123Z'
     """
     moment = datetime.datetime.fromtimestamp(time_millis / 1000, tz=datetime.timezone.utc)

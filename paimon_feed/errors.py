@@ -6,7 +6,11 @@ Every error is a :class:`FeedError`, so ``except FeedError`` catches all of them
     ├── ConfigurationError      an option, environment variable or argument is wrong
     │   ├── InvalidStartError   a start/end position cannot be parsed or resolved
     │   ├── InvalidConsumerIdError
-    │   └── MissingDependencyError   an optional extra ([s3], [spark]) is not installed
+    │   ├── MissingDependencyError   an optional extra ([s3], [spark]) is not installed
+    │   │   └── SparkNotInstalledError
+    │   ├── UnknownOptionError, InvalidOptionError   a Spark source option
+    │   ├── InvalidOffsetError  a Spark offset this source did not write
+    │   └── UnsupportedTypeError   a column type the Spark source cannot map
     ├── TableNotFoundError      the warehouse has no such table
     ├── CheckpointError         a consumer file cannot be read, parsed or written
     │   └── CheckpointConflictError   another writer moved the checkpoint first
@@ -16,6 +20,8 @@ Every error is a :class:`FeedError`, so ``except FeedError`` catches all of them
     ├── StorageError            reading snapshots or data failed after retries
     ├── UnsupportedTableError   pypaimon cannot read a file of the table (not retried)
     │   └── DamagedMetadataError   a metadata file is not what the snapshot promises
+    ├── SchemaChangedError      a Spark query's columns no longer match the table's
+    ├── MalformedMessageError   a queue message that is not an S3 event notification
     ├── NotifierError           a push source failed (the feed falls back to polling)
     ├── InvocationFailedError   a direct Lambda invocation had tables that failed (so it is retried)
     └── FeedClosedError         the feed was used after it was closed
@@ -45,6 +51,14 @@ __all__ = [
     "NotifierError",
     "InvocationFailedError",
     "FeedClosedError",
+    "SparkNotInstalledError",
+    "UnknownOptionError",
+    "InvalidOptionError",
+    "InvalidOffsetError",
+    "UnsupportedTypeError",
+    "SchemaChangedError",
+    "MalformedMessageError",
+    "MAX_REASON_CHARS",
 ]
 
 
@@ -204,3 +218,54 @@ class InvocationFailedError(FeedError):
 
 class FeedClosedError(FeedError, RuntimeError):
     """The feed was used after it was closed."""
+
+
+# Errors of the integrations, here so that the tree above is the whole story; each is also
+# importable from the module that raises it.
+class SparkNotInstalledError(MissingDependencyError):
+    """PySpark (4.2 or newer) is needed for the Spark source and is not installed."""
+
+
+class UnknownOptionError(ConfigurationError):
+    """An option the ``paimon_feed`` source does not know (most often a typo)."""
+
+
+class InvalidOptionError(ConfigurationError):
+    """A known option with a value the source cannot use."""
+
+
+class InvalidOffsetError(ConfigurationError):
+    """An offset (from a Spark checkpoint) that this source did not write."""
+
+
+class UnsupportedTypeError(ConfigurationError):
+    """A column whose Paimon type the Spark source cannot map."""
+
+
+class SchemaChangedError(FeedError):
+    """The table's columns no longer match the schema the query was defined with."""
+
+
+MAX_REASON_CHARS = 200
+
+
+class MalformedMessageError(FeedError, ValueError):
+    """A queue message or Lambda event that is not an S3 event notification in a known envelope.
+
+    ``reason`` is short (at most ``MAX_REASON_CHARS`` characters), never the whole message;
+    ``message_id`` names the SQS message when it is known.
+    """
+
+    def __init__(self, reason: str, message_id: str | None = None) -> None:
+        self.reason = (
+            reason if len(reason) <= MAX_REASON_CHARS else reason[: MAX_REASON_CHARS - 1] + "…"
+        )
+        self.message_id = message_id
+        where = f"message {message_id}" if message_id else "message"
+        super().__init__(
+            f"malformed {where}: {self.reason}; expected an S3 event notification (direct, via "
+            f"SNS or via EventBridge)"
+        )
+
+    def __reduce__(self):  # keep the attributes when pickled across processes
+        return (type(self), (self.reason, self.message_id))

@@ -40,7 +40,7 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any
 from urllib.parse import unquote_plus
 
-from paimon_feed.errors import FeedError
+from paimon_feed.errors import MAX_REASON_CHARS, MalformedMessageError
 from paimon_feed.notifiers.base import SnapshotHint, normalize_table_url
 from paimon_feed.start import MAX_SNAPSHOT_ID
 
@@ -53,30 +53,11 @@ __all__ = [
     "snapshot_hint_for_object",
 ]
 
-MAX_REASON_CHARS = 200
 
 # The table path is everything before "/snapshot/"; a table at the bucket root has none.
 _SNAPSHOT_KEY = re.compile(r"(?:(?P<table>.*)/)?snapshot/snapshot-(?P<id>[0-9]+)", re.DOTALL)
 
 
-class MalformedMessageError(FeedError, ValueError):
-    """A queue message or Lambda event that is not an S3 event notification in a known envelope.
-
-    ``reason`` is short (at most ``MAX_REASON_CHARS`` characters), never the whole message;
-    ``message_id`` names the SQS message when it is known.
-    """
-
-    def __init__(self, reason: str, message_id: str | None = None) -> None:
-        self.reason = _shorten(reason)
-        self.message_id = message_id
-        where = f"message {message_id}" if message_id else "message"
-        super().__init__(
-            f"malformed {where}: {self.reason}; expected an S3 event notification (direct, via "
-            f"SNS or via EventBridge)"
-        )
-
-    def __reduce__(self):  # keep the attributes when pickled across processes
-        return (type(self), (self.reason, self.message_id))
 
 
 def parse_message(
@@ -96,7 +77,7 @@ def parse_message(
     >>> parse_message("not json")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
       ...
-    paimon_feed.notifiers.events.MalformedMessageError: malformed message: body not JSON ...
+    paimon_feed.errors.MalformedMessageError: malformed message: body not JSON ...
     """
     return hints_from_event(_loads(body), source=source, buckets=buckets, detected_at=detected_at)
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import logging
 from typing import Any, Iterable, Sequence
 
-import pyarrow as pa
 
 from paimon_feed.errors import UnsupportedTableError
 

@@ -56,7 +56,7 @@ import logging
 import os
 from typing import Any
 
-from paimon_feed.errors import MissingDependencyError
+from paimon_feed.errors import SparkNotInstalledError
 from paimon_feed.spark.options import FORMAT_NAME
 
 __all__ = [
@@ -73,10 +73,6 @@ logger = logging.getLogger(__name__)
 UNIX_SOCKETS_CONF = "spark.python.unix.domain.socket.enabled"
 
 _INSTALL_HINT = "pip install 'paimon-feed[spark]'"
-
-
-class SparkNotInstalledError(MissingDependencyError):
-    """PySpark (4.2 or newer) is needed for the Spark source and is not installed."""
 
 
 def _source_module():

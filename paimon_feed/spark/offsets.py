@@ -37,14 +37,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from paimon_feed.errors import ConfigurationError, brief_repr
+from paimon_feed.errors import InvalidOffsetError, brief_repr
 from paimon_feed.start import MAX_SNAPSHOT_ID
 
 __all__ = ["FeedOffset", "InvalidOffsetError"]
-
-
-class InvalidOffsetError(ConfigurationError):
-    """An offset (from a Spark checkpoint) that this source did not write."""
 
 
 def _snapshot_id(data: Mapping[str, Any], key: str, required: bool = False) -> int | None:

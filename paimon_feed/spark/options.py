@@ -58,7 +58,7 @@ a query down.
 ... # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-paimon_feed.spark.options.UnknownOptionError: unknown option 'startingPositon' for format paimon_feed (did you mean 'startingPosition'?). Known options: ...
+paimon_feed.errors.UnknownOptionError: unknown option 'startingPositon' for format paimon_feed (did you mean 'startingPosition'?). Known options: ...
 """
 
 from __future__ import annotations
@@ -70,7 +70,13 @@ from typing import Mapping
 
 from paimon_feed.checkpoint import validate_consumer_id
 from paimon_feed.progress import check_policies
-from paimon_feed.errors import ConfigurationError, InvalidConsumerIdError, InvalidStartError
+from paimon_feed.errors import (
+    ConfigurationError,
+    InvalidConsumerIdError,
+    InvalidOptionError,
+    InvalidStartError,
+    UnknownOptionError,
+)
 from paimon_feed.start import parse_end, parse_start
 from paimon_feed.tables import parse_table_name
 
@@ -125,14 +131,6 @@ DEFAULT_MAX_PARTITION_BYTES = 128 * 1024 * 1024
 DEFAULT_MIN_PARTITIONS = 2
 _TRUE = ("true", "1", "yes")
 _FALSE = ("false", "0", "no")
-
-
-class UnknownOptionError(ConfigurationError):
-    """An option the ``paimon_feed`` source does not know (most often a typo)."""
-
-
-class InvalidOptionError(ConfigurationError):
-    """A known option with a value the source cannot use."""
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from pyspark.sql import types as T
 
-from paimon_feed.errors import ConfigurationError, FeedError
+from paimon_feed.errors import ConfigurationError, SchemaChangedError, UnsupportedTypeError
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -70,14 +70,6 @@ _INTEGRAL = {
 }
 _DECIMAL = re.compile(r"^(?:DECIMAL|NUMERIC|DEC)(?:\((\d+)(?:,\s*(\d+))?\))?$")
 _TIME = re.compile(r"^TIME(?:\((\d+)\))?$")
-
-
-class UnsupportedTypeError(ConfigurationError):
-    """A column whose Paimon type the Spark source cannot map."""
-
-
-class SchemaChangedError(FeedError):
-    """The table's columns no longer match the schema the query was defined with."""
 
 
 def _atomic(type_name: str, where: str) -> T.DataType:
