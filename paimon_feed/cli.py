@@ -29,11 +29,13 @@ from paimon_feed.errors import (
     CheckpointError,
     ConfigurationError,
     FeedError,
+    InvalidStartError,
     SnapshotExpiredError,
     TableNotFoundError,
 )
 from paimon_feed.filters import BoundFilter, bind_filters, parse_filter, table_schema, to_predicate
 from paimon_feed.output import FORMATS, RowWriter, rows_from_arrow
+from paimon_feed.start import StartPosition, parse_start
 
 __all__ = ["main"]
 
@@ -47,7 +49,13 @@ _DASH_VALUE_OPTIONS = ("--from", "--to")
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, with a usage error as one line (argparse prints the whole usage first)."""
+    """argparse, with a usage error as one line (argparse prints the whole usage first) and no
+    abbreviated options: ``--form`` must not pass for ``--format``, nor ``--consumer`` for
+    ``--consumer-id``. Sub-commands' parsers are of this class too."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):  # type: ignore[override]
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
@@ -58,6 +66,20 @@ def _catalog_option(text: str) -> tuple[str, str]:
     if not sep or not key:
         raise argparse.ArgumentTypeError(f"invalid catalog option {text!r}: use KEY=VALUE")
     return key, value
+
+
+def _duration(default_unit: str | None = None) -> Any:
+    """An argparse type: seconds in a duration of the project's one grammar (``500ms``, ``2s``,
+    ``1m``, ``1h``, ``1d``, ``1w``)."""
+    from paimon_feed._units import parse_duration
+
+    def parse(text: str) -> float:
+        try:
+            return parse_duration(text, default_unit=default_unit)
+        except ConfigurationError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse
 
 
 def _version() -> str:
@@ -88,7 +110,12 @@ def _add_tail_arguments(tail: argparse.ArgumentParser) -> None:
         help="start position: latest (default), latest-full, earliest, snapshot:ID or ID, "
         "time:<ISO-8601>, time:-1h / -30m / -7d. A stored checkpoint of --consumer-id wins",
     )
-    tail.add_argument("--to", dest="end", default=None, help="last snapshot id to read (inclusive); then exit")
+    tail.add_argument(
+        "--to", dest="end", default=None, metavar="POSITION",
+        help="read up to this snapshot (inclusive), then exit: ID or snapshot:ID, latest (the "
+        "latest snapshot when the command starts), earliest, tag:NAME, time:<ISO-8601> or "
+        "-1h (the last snapshot committed by then). An end before the start is an error",
+    )
     tail.add_argument(
         "--format", choices=FORMATS, default="jsonl",
         help="output format (default jsonl; json prints one array for the whole run)",
@@ -108,7 +135,10 @@ def _add_tail_arguments(tail: argparse.ArgumentParser) -> None:
     tail.add_argument("--notifier", choices=("auto", "local", "poll", "sqs"), default="auto")
     tail.add_argument("--sqs-queue-url", help="SQS queue with the warehouse's S3 events (notifier sqs/auto)")
     tail.add_argument("--include-row-kind", action="store_true", help="add _row_kind (+I, -U, +U, -D)")
-    tail.add_argument("-c", "--columns", help="comma-separated columns to output")
+    tail.add_argument(
+        "-c", "--columns", action="append", metavar="COLUMNS",
+        help="columns to output, comma-separated (repeatable: -c id -c price is -c id,price)",
+    )
     tail.add_argument(
         "-f", "--filter", action="append", default=[], metavar="EXPR",
         help="row filter: col=value (or ==), col!=value, col>value, col>=value, col<value, "
@@ -119,7 +149,10 @@ def _add_tail_arguments(tail: argparse.ArgumentParser) -> None:
         "--limit", type=int,
         help="exit after printing this many rows (a batch printed in part stays uncommitted)",
     )
-    tail.add_argument("--poll-interval", type=int, default=1000, help="poll interval in ms (notifier poll)")
+    tail.add_argument(
+        "--poll-interval", type=_duration(), default=1.0, metavar="DURATION",
+        help="how often notifier poll looks for a commit (default 1s; 500ms, 2s, 1m, ...)",
+    )
     tail.add_argument(
         "--metrics-port", type=int, metavar="PORT",
         help="serve Prometheus metrics on http://ADDRESS:PORT/metrics while tailing (0: a free "
@@ -138,7 +171,10 @@ def _add_tail_arguments(tail: argparse.ArgumentParser) -> None:
 def _add_demo_arguments(demo: argparse.ArgumentParser) -> None:
     demo.add_argument("--commits", type=int, default=40, help="commits per table (default 40)")
     demo.add_argument("--backlog", type=int, default=25, help="commits made before tailing starts, to show catch-up")
-    demo.add_argument("--interval", type=float, default=0.1, help="seconds between commits (default 0.1)")
+    demo.add_argument(
+        "--interval", type=_duration(default_unit="s"), default=0.1, metavar="DURATION",
+        help="time between commits (default 100ms; a bare number is in seconds)",
+    )
     demo.add_argument("--warehouse", help="warehouse directory (default: a new temp dir, removed at exit)")
 
 
@@ -147,18 +183,28 @@ def _add_consumers_arguments(consumers: argparse.ArgumentParser) -> None:
     consumers.add_argument("table", help="table as DATABASE.TABLE")
     consumers.add_argument(
         "action", nargs="?", choices=("list", "reset", "delete"), default="list",
-        help="list (default), reset ID --to POSITION, or delete ID",
+        help="list (default), reset ID --to POSITION, or delete ID (with --yes)",
     )
     consumers.add_argument("consumer_id", nargs="?", metavar="ID", help="the consumer to reset or delete")
     consumers.add_argument(
         "--to", dest="position", metavar="POSITION",
         help="reset: the snapshot to read next: ID, earliest, latest (only later commits), "
-        "time:<ISO-8601> or a relative time such as -1h",
+        "tag:NAME, time:<ISO-8601> or a relative time such as -1h",
     )
     consumers.add_argument(
         "--expire-older-than", metavar="DURATION",
-        help="first delete consumers whose file was not written for this long (7d, 12h, 30m): "
-        "Paimon's consumer.expiration-time rule",
+        help="first delete consumers whose file was not written for this long (1w, 7d, 12h, "
+        "30m; with --yes): Paimon's consumer.expiration-time rule",
+    )
+    consumers.add_argument(
+        "--yes", action="store_true",
+        help="do it: without --yes, delete, --expire-older-than and a reset onto expired "
+        "snapshots only print what they would do",
+    )
+    consumers.add_argument(
+        "--create", action="store_true",
+        help="reset: create the consumer if it does not exist (a consumer keeps Paimon from "
+        "expiring the snapshots it has not read)",
     )
     consumers.add_argument("--format", choices=("table", "json"), default="table", help="output format (default table)")
     consumers.add_argument(
@@ -229,6 +275,8 @@ class _TailPlan:
     filters: list[BoundFilter]
     predicate: Any
     columns: list[str] | None
+    start: str
+    end: int | None
 
 
 def _note(text: str) -> None:
@@ -238,13 +286,13 @@ def _note(text: str) -> None:
 def _prepare_tail(args: argparse.Namespace) -> _TailPlan:
     """Check the arguments and open the table, before any event loop or signal handler, so a
     Ctrl-C while a slow store answers is a plain ``KeyboardInterrupt``."""
-    from paimon_feed.start import parse_end, parse_start
+    from paimon_feed.start import parse_start
     from paimon_feed.tables import check_reachable, open_table
 
     if args.limit is not None and args.limit < 1:
         raise ConfigurationError(f"--limit must be >= 1, got {args.limit}")
-    if args.poll_interval < 1:
-        raise ConfigurationError(f"--poll-interval must be >= 1 ms, got {args.poll_interval}")
+    if args.poll_interval < 0.001:
+        raise ConfigurationError(f"--poll-interval must be at least 1ms, got {args.poll_interval:g}s")
     if args.metrics_port is not None:
         if not 0 <= args.metrics_port <= 65535:
             raise ConfigurationError(f"--metrics-port must be 0-65535, got {args.metrics_port}")
@@ -252,30 +300,142 @@ def _prepare_tail(args: argparse.Namespace) -> _TailPlan:
 
         FeedCollector()  # without prometheus-client: the install hint, before the table opens
     parse_start(args.start or "latest")
-    parse_end(args.end)
+    end = _parse_end(args.end)
     options = dict(args.catalog_option)
     check_reachable(args.warehouse, options)
     table = open_table(args.warehouse, args.table, options)
     filters = bind_filters(table_schema(table), [parse_filter(text) for text in args.filter])
-    columns = [name.strip() for name in args.columns.split(",")] if args.columns else None
-    if columns is not None:
-        known = [field.name for field in table.fields]
-        unknown = [name for name in columns if name not in known]
-        if unknown:
-            raise ConfigurationError(f"--columns: unknown columns {unknown}; the table has {known}")
-    if args.consumer_id is not None:
-        _note_checkpoint(table, args)
+    columns = _columns(args.columns, [field.name for field in table.fields])
+    stored = _note_checkpoint(table, args) if args.consumer_id is not None else None
+    start = args.start or "latest"
+    end_id = None
+    if end is not None:
+        end_id, start = _check_range(table, args, end, stored)
     # The feed applies the predicate exactly and follows its columns (and --columns) through
     # renames, so nothing is filtered or selected here again.
-    return _TailPlan(table, filters, to_predicate(table, filters), columns)
+    return _TailPlan(table, filters, to_predicate(table, filters), columns, start, end_id)
 
 
-def _note_checkpoint(table: Any, args: argparse.Namespace) -> None:
+def _columns(values: list[str] | None, known: list[str]) -> list[str] | None:
+    """The columns of every ``-c``, in order, each once."""
+    if not values:
+        return None
+    columns = list(dict.fromkeys(name.strip() for value in values for name in value.split(",") if name.strip()))
+    unknown = [name for name in columns if name not in known]
+    if unknown:
+        raise ConfigurationError(
+            f"--columns: unknown column{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
+            f"the table has {', '.join(known)}"
+        )
+    return columns
+
+
+def _parse_end(text: str | None) -> StartPosition | None:
+    """``--to``: any position of the start grammar but ``latest-full`` (an end is a snapshot)."""
+    from paimon_feed.start import parse_start
+
+    if text is None:
+        return None
+    try:
+        end = parse_start(text)
+    except InvalidStartError as exc:
+        if not str(exc).startswith("invalid start position"):
+            raise InvalidStartError(f"--to: {exc}") from None
+        raise InvalidStartError(
+            f"--to: invalid position {text!r}: use a snapshot id ('42' or 'snapshot:42'), "
+            f"'latest', 'earliest', 'tag:<name>', 'time:<ISO-8601>' or a relative time such as '-1h'"
+        ) from None
+    if end.kind == "latest-full":
+        raise InvalidStartError("--to latest-full: an end is a snapshot, not a full read; use --to latest")
+    return end
+
+
+def _check_range(table: Any, args: argparse.Namespace, end: StartPosition, stored: int | None) -> tuple[int, str]:
+    """Resolve ``--to`` to a snapshot id against the table now, and refuse an end before the
+    start whatever the form of either. Returns the end and the start to give the feed: the
+    start as resolved here, so a commit landing meanwhile cannot move it past the end."""
+    import time
+
+    from paimon_feed.planner import Planner
+
+    planner = Planner(table)
+    now_ms = int(time.time() * 1000)
+    end_id = _resolve_end(planner, args.end, end, now_ms)
+    start_text = args.start or "latest"
+    if stored is not None:
+        if end_id < stored - 1:
+            raise InvalidStartError(
+                f"--to {_shown(args.end, end_id)} is before the start: consumer {args.consumer_id} "
+                f"has read up to snapshot {stored - 1} already; give an end at or after "
+                f"{stored - 1}, or another --consumer-id"
+            )
+        return end_id, start_text
+    start = parse_start(start_text, now_ms=now_ms)
+    if start.kind == "latest-full":
+        return end_id, start_text  # the full state at the end, if the end is older than latest
+    try:
+        resolution = planner.resolve_start(start)
+    except SnapshotExpiredError:
+        return end_id, start_text  # the feed reports it or restarts, as --on-expired says
+    if resolution is None:
+        return end_id, start_text
+    first = resolution.full_snapshot_id or resolution.next_snapshot_id
+    # An empty range is fine when the start is "after now" (latest, or a past time nothing
+    # was committed after): reading "up to now" then has nothing to read. A start the user
+    # names as a snapshot, a tag or a future time is after an earlier end, though.
+    named = start.kind in ("snapshot", "tag", "earliest") or (
+        start.kind == "time" and start.timestamp_ms > now_ms
+    )
+    if end_id < first - 1 or (named and end_id < first):
+        raise InvalidStartError(
+            f"--to {_shown(args.end, end_id)} is before the start: --from {start_text} starts "
+            f"at snapshot {first} of table {args.table}; give an end at or after {first}"
+        )
+    if start.kind in ("latest", "time"):  # positions that move as commits land
+        start_text = f"snapshot:{resolution.next_snapshot_id}"
+    return end_id, start_text
+
+
+def _resolve_end(planner: Any, text: str, end: StartPosition, now_ms: int) -> int:
+    """The snapshot id ``--to`` names: for a time, the last snapshot committed at or before it."""
+    if end.kind == "snapshot":
+        return end.snapshot_id
+    if end.kind == "time" and end.timestamp_ms > now_ms:
+        raise InvalidStartError(
+            f"--to {text} is in the future: give a time that has passed, or a snapshot id to "
+            f"wait for"
+        )
+    if planner.latest_snapshot_id() is None:
+        raise InvalidStartError(
+            f"--to {text}: table {planner.table_name} has no snapshot yet; give a snapshot id "
+            f"to wait for instead"
+        )
+    resolution = planner.resolve_start(end)
+    if end.kind == "tag":
+        return resolution.full_snapshot_id
+    if end.kind == "earliest":
+        return resolution.next_snapshot_id
+    end_id = resolution.next_snapshot_id - 1  # latest, time: the snapshot before the next one
+    if end_id < 1:
+        raise InvalidStartError(
+            f"--to {text}: table {planner.table_name} has no snapshot committed by then"
+        )
+    return end_id
+
+
+def _shown(text: str, end_id: int) -> str:
+    """``--to`` as given, with the snapshot it resolved to if it was not one."""
+    stripped = text.strip().lower().removeprefix("snapshot:")
+    return text if stripped == str(end_id) else f"{text} (snapshot {end_id})"
+
+
+def _note_checkpoint(table: Any, args: argparse.Namespace) -> int | None:
+    """The consumer's stored next snapshot, noting that it wins over ``--from``."""
     from paimon_feed.checkpoint import CheckpointStore
 
     stored = CheckpointStore.for_table(table, args.consumer_id).load()
     if stored is None:
-        return
+        return None
     if args.start is not None:
         _note(
             f"consumer {args.consumer_id} resumes at its checkpoint, snapshot {stored}; "
@@ -284,6 +444,7 @@ def _note_checkpoint(table: Any, args: argparse.Namespace) -> None:
         )
     else:
         logger.info("consumer %s resumes at its checkpoint, snapshot %d", args.consumer_id, stored)
+    return stored
 
 
 async def _tail(args: argparse.Namespace, plan: _TailPlan, writer: RowWriter) -> int:
@@ -292,10 +453,10 @@ async def _tail(args: argparse.Namespace, plan: _TailPlan, writer: RowWriter) ->
     async with ChangeFeed(
         plan.table,
         consumer_id=args.consumer_id,
-        start=args.start or "latest",
-        end=args.end,
+        start=plan.start,
+        end=plan.end,
         notifier=args.notifier,
-        poll_interval=args.poll_interval / 1000,
+        poll_interval=args.poll_interval,
         include_row_kind=args.include_row_kind or args.overwrite == "read",
         projection=plan.columns,
         predicate=plan.predicate,
@@ -415,13 +576,7 @@ def _run_consumers(args: argparse.Namespace) -> int:
     import json
     import time
 
-    from paimon_feed.consumers import (
-        delete_consumer,
-        expire_consumers,
-        list_consumers,
-        parse_duration,
-        reset_consumer,
-    )
+    from paimon_feed.consumers import list_consumers, parse_duration
     from paimon_feed.tables import check_reachable, open_table
 
     if args.action != "list" and not args.consumer_id:
@@ -430,19 +585,20 @@ def _run_consumers(args: argparse.Namespace) -> int:
         raise ConfigurationError(f"unexpected {args.consumer_id!r}: use 'reset ID --to POSITION' or 'delete ID'")
     if (args.action == "reset") != (args.position is not None):
         raise ConfigurationError("--to POSITION goes with reset, and reset needs it")
+    if args.create and args.action != "reset":
+        raise ConfigurationError("--create goes with reset: consumers WH DB.TABLE reset ID --to POSITION --create")
+    if args.yes and args.action == "list" and not args.expire_older_than:
+        raise ConfigurationError("--yes confirms delete, reset or --expire-older-than; there is nothing to confirm")
     older_than = parse_duration(args.expire_older_than) if args.expire_older_than else None
     options = dict(args.catalog_option)
     check_reachable(args.warehouse, options)
     table = open_table(args.warehouse, args.table, options)
     if older_than is not None:
-        for consumer_id in expire_consumers(table, older_than):
-            _note(f"deleted consumer {consumer_id}: not written for over {args.expire_older_than}")
+        _expire(table, older_than, args)
     if args.action == "reset":
-        next_id = reset_consumer(table, args.consumer_id, args.position)
-        _note(f"consumer {args.consumer_id} now reads snapshot {next_id} next")
+        _reset(table, args)
     elif args.action == "delete":
-        delete_consumer(table, args.consumer_id)
-        _note(f"deleted consumer {args.consumer_id}")
+        _delete(table, args)
     consumers = list_consumers(table)
     if args.format == "json":
         print(json.dumps([consumer.to_dict() for consumer in consumers], indent=2))
@@ -469,6 +625,68 @@ def _run_consumers(args: argparse.Namespace) -> int:
     for row in (header, *lines):
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
     return EXIT_OK
+
+
+def _unconfirmed(what: str) -> None:
+    _note(f"nothing changed: add --yes to {what}")
+
+
+def _expire(table: Any, older_than: float, args: argparse.Namespace) -> None:
+    from paimon_feed.consumers import expire_consumers
+
+    expired = expire_consumers(table, older_than, dry_run=not args.yes)
+    verb = "deleted" if args.yes else "would delete"
+    for consumer_id in expired:
+        _note(f"{verb} consumer {consumer_id}: not written for over {args.expire_older_than}")
+    if not expired:
+        _note(f"no consumer of {args.table} went unwritten for over {args.expire_older_than}")
+    elif not args.yes:
+        _unconfirmed("delete " + ("it" if len(expired) == 1 else "them"))
+
+
+def _reset(table: Any, args: argparse.Namespace) -> None:
+    from paimon_feed.consumers import apply_reset, list_consumers, plan_reset
+
+    plan = plan_reset(table, args.consumer_id, args.position)
+    if plan.creates and not args.create:
+        known = ", ".join(consumer.consumer_id for consumer in list_consumers(table)) or "none"
+        raise ConfigurationError(
+            f"table {args.table} has no consumer {args.consumer_id} (its consumers: {known}); "
+            f"add --create to create it: a consumer keeps Paimon from expiring the snapshots it "
+            f"has not read, until it is deleted"
+        )
+    if plan.past_expired and not args.yes:
+        if plan.creates:
+            verb, move = "create", f"create consumer {args.consumer_id} at snapshot {plan.next_snapshot_id}"
+        else:
+            verb = "move"
+            move = (
+                f"move consumer {args.consumer_id} from snapshot {plan.current_next_snapshot_id} "
+                f"to {plan.next_snapshot_id}"
+            )
+        _note(
+            f"would {move}, but snapshots {plan.next_snapshot_id} to {plan.earliest_snapshot_id - 1} "
+            f"expired (the earliest retained is {plan.earliest_snapshot_id}): its next read would "
+            f"fail with 'snapshot expired' unless it runs with --on-expired"
+        )
+        _unconfirmed(f"{verb} it anyway")
+        return
+    next_id = apply_reset(table, plan, create=args.create, past_expired=args.yes)
+    if plan.creates:
+        _note(f"created consumer {args.consumer_id}: it reads snapshot {next_id} next")
+    else:
+        _note(f"consumer {args.consumer_id} now reads snapshot {next_id} next")
+
+
+def _delete(table: Any, args: argparse.Namespace) -> None:
+    from paimon_feed.consumers import delete_consumer
+
+    delete_consumer(table, args.consumer_id, dry_run=not args.yes)
+    if args.yes:
+        _note(f"deleted consumer {args.consumer_id}")
+    else:
+        _note(f"would delete consumer {args.consumer_id}")
+        _unconfirmed("delete it")
 
 
 # errors and logging -----------------------------------------------------------------------
@@ -505,14 +723,26 @@ class _DropReraisedFailure(logging.Filter):
         return not (record.name == "paimon_feed.feed" and str(record.msg).startswith("feed for %s failed"))
 
 
+class _NoteFormatter(logging.Formatter):
+    """Warnings (a schema change, a skipped OVERWRITE, a fallback to polling) as the CLI's own
+    ``paimon-feed: note:`` lines, one line each; what ``-v`` adds keeps the log format, whose
+    time stamps and logger names help when debugging."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        if record.levelno < logging.WARNING:
+            return super().format(record)
+        label = "note" if record.levelno == logging.WARNING else "warning"
+        return f"paimon-feed: {label}: {' '.join(record.getMessage().split())}"
+
+
 def _configure_logging(verbosity: int) -> None:
     level = logging.WARNING if verbosity == 0 else logging.INFO if verbosity == 1 else logging.DEBUG
-    logging.basicConfig(
-        level=level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    log_format = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+    logging.basicConfig(level=level, stream=sys.stderr, format=log_format)
     if verbosity < 2:
         for handler in logging.getLogger().handlers:
             handler.addFilter(_DropReraisedFailure())
+            handler.setFormatter(_NoteFormatter(log_format))
         # pypaimon and watchfiles log every commit and change at INFO.
         for noisy in ("pypaimon", "watchfiles"):
             logging.getLogger(noisy).setLevel(logging.WARNING)

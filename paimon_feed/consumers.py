@@ -14,28 +14,34 @@ from __future__ import annotations
 import datetime
 import json
 import logging
-import re
 import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from paimon_feed import _units
 from paimon_feed.checkpoint import CheckpointStore, decode_checkpoint, validate_consumer_id
-from paimon_feed.errors import CheckpointError, ConfigurationError, InvalidStartError
+from paimon_feed.errors import (
+    CheckpointError,
+    ConfigurationError,
+    InvalidStartError,
+    SnapshotExpiredError,
+)
 
 __all__ = [
     "ConsumerInfo",
+    "ResetPlan",
+    "apply_reset",
     "delete_consumer",
     "expire_consumers",
     "list_consumers",
     "parse_duration",
+    "plan_reset",
     "reset_consumer",
 ]
 
 logger = logging.getLogger(__name__)
 
 _PREFIX = "consumer-"
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(s|m|h|d)")
-_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 @dataclass(frozen=True)
@@ -60,15 +66,13 @@ class ConsumerInfo:
 
 
 def parse_duration(text: str) -> float:
-    """Seconds in ``text``: a number and a unit, ``s``, ``m``, ``h`` or ``d``.
+    """Seconds in ``text``: a number and a unit of the project's one grammar (``ms``, ``s``,
+    ``m``, ``h``, ``d``, ``w``; see :mod:`paimon_feed._units`).
 
-    >>> parse_duration("7d"), parse_duration("90m"), parse_duration("1.5h")
-    (604800.0, 5400.0, 5400.0)
+    >>> parse_duration("7d"), parse_duration("90m"), parse_duration("1.5h"), parse_duration("1w")
+    (604800.0, 5400.0, 5400.0, 604800.0)
     """
-    match = _DURATION.fullmatch(text.strip()) if isinstance(text, str) else None
-    if not match:
-        raise ConfigurationError(f"invalid duration {text!r}: give a number and s, m, h or d, e.g. 7d")
-    return float(match.group(1)) * _SECONDS[match.group(2)]
+    return _units.parse_duration(text)
 
 
 def _consumer_dir(table: Any) -> str:
@@ -135,10 +139,37 @@ def list_consumers(table: Any) -> list[ConsumerInfo]:
     ]
 
 
-def reset_consumer(table: Any, consumer_id: str, position: str | int) -> int:
-    """Move ``consumer_id`` to ``position`` (a snapshot id, ``earliest``, ``latest`` or a
-    time, as for ``start``), forwards or backwards, creating it if needed. Returns the next
-    snapshot id stored."""
+@dataclass(frozen=True)
+class ResetPlan:
+    """What :func:`reset_consumer` would do, found without writing anything.
+
+    ``current_next_snapshot_id`` is ``None`` when the consumer does not exist (a reset would
+    create it); ``earliest_snapshot_id`` is the earliest retained snapshot (``None`` for a table
+    without one). ``past_expired``: the new position is a snapshot that already expired, so the
+    consumer's next read fails (or skips them, by its ``on_expired`` policy).
+    """
+
+    consumer_id: str
+    current_next_snapshot_id: int | None
+    next_snapshot_id: int
+    earliest_snapshot_id: int | None
+    latest_snapshot_id: int | None
+
+    @property
+    def creates(self) -> bool:
+        return self.current_next_snapshot_id is None
+
+    @property
+    def past_expired(self) -> bool:
+        return (
+            self.earliest_snapshot_id is not None
+            and self.next_snapshot_id < self.earliest_snapshot_id
+        )
+
+
+def plan_reset(table: Any, consumer_id: str, position: str | int) -> ResetPlan:
+    """Where ``position`` (a snapshot id, ``earliest``, ``latest``, a tag or a time, as for
+    ``start``) would put ``consumer_id``, without writing anything."""
     from paimon_feed.planner import Planner
     from paimon_feed.start import parse_start
 
@@ -149,25 +180,70 @@ def reset_consumer(table: Any, consumer_id: str, position: str | int) -> int:
             "a consumer file holds a snapshot to read next, not a full read: reset to 'latest' "
             "(changes after now) or a snapshot id instead of 'latest-full'"
         )
-    resolution = Planner(table).resolve_start(spec)
-    next_id = resolution.next_snapshot_id if resolution is not None else 1
-    CheckpointStore.for_table(table, consumer_id).save(next_id)
-    logger.info("consumer %s reset to snapshot %d", consumer_id, next_id)
-    return next_id
+    planner = Planner(table)
+    try:
+        resolution = planner.resolve_start(spec)
+        next_id = resolution.next_snapshot_id if resolution is not None else 1
+    except SnapshotExpiredError as exc:
+        next_id = exc.snapshot_id  # the operator decides: see ResetPlan.past_expired
+    current = CheckpointStore.for_table(table, consumer_id).load()
+    return ResetPlan(
+        consumer_id=consumer_id,
+        current_next_snapshot_id=current,
+        next_snapshot_id=next_id,
+        earliest_snapshot_id=planner.earliest_snapshot_id(),
+        latest_snapshot_id=planner.latest_snapshot_id(),
+    )
 
 
-def delete_consumer(table: Any, consumer_id: str) -> None:
-    """Delete ``consumer_id``'s file; a :class:`CheckpointError` if there is none."""
+def apply_reset(table: Any, plan: ResetPlan, *, create: bool = False, past_expired: bool = False) -> int:
+    """Write ``plan``; returns the next snapshot id stored. A consumer pins snapshot expiry, so
+    creating one needs ``create=True``, and a position on expired snapshots ``past_expired=True``
+    (a :class:`ConfigurationError` otherwise)."""
+    if plan.creates and not create:
+        known = ", ".join(sorted(_consumer_files(table))) or "none"
+        raise ConfigurationError(
+            f"table {_table_name(table)} has no consumer {plan.consumer_id} (its consumers: "
+            f"{known}); creating one keeps Paimon from expiring the snapshots it has not read, "
+            f"so pass create=True to create it"
+        )
+    if plan.past_expired and not past_expired:
+        raise ConfigurationError(
+            f"table {_table_name(table)}: snapshot {plan.next_snapshot_id} expired (the earliest "
+            f"retained is {plan.earliest_snapshot_id}), so consumer {plan.consumer_id} would fail "
+            f"to read it; pass past_expired=True to do it anyway, or reset to 'earliest'"
+        )
+    CheckpointStore.for_table(table, plan.consumer_id).save(plan.next_snapshot_id)
+    logger.info("consumer %s reset to snapshot %d", plan.consumer_id, plan.next_snapshot_id)
+    return plan.next_snapshot_id
+
+
+def reset_consumer(
+    table: Any, consumer_id: str, position: str | int, *, create: bool = False, past_expired: bool = False
+) -> int:
+    """Move ``consumer_id`` to ``position``, forwards or backwards: :func:`plan_reset`, then
+    :func:`apply_reset`. Returns the next snapshot id stored."""
+    return apply_reset(table, plan_reset(table, consumer_id, position), create=create, past_expired=past_expired)
+
+
+def delete_consumer(table: Any, consumer_id: str, *, dry_run: bool = False) -> None:
+    """Delete ``consumer_id``'s file (with ``dry_run``, only check that it exists); a
+    :class:`CheckpointError` if there is none."""
     validate_consumer_id(consumer_id)
     if consumer_id not in _consumer_files(table):
         raise CheckpointError(f"no consumer {consumer_id!r}: {_consumer_dir(table)} has no {_PREFIX}{consumer_id}")
+    if dry_run:
+        return
     table.file_io.delete(f"{_consumer_dir(table)}/{_PREFIX}{consumer_id}", False)
     logger.info("consumer %s deleted", consumer_id)
 
 
-def expire_consumers(table: Any, older_than_seconds: float, *, now_ms: int | None = None) -> list[str]:
+def expire_consumers(
+    table: Any, older_than_seconds: float, *, now_ms: int | None = None, dry_run: bool = False
+) -> list[str]:
     """Delete the consumers whose file was last written more than ``older_than_seconds`` ago
-    (Paimon's ``consumer.expiration-time`` rule); returns their ids."""
+    (Paimon's ``consumer.expiration-time`` rule); returns their ids. With ``dry_run`` nothing
+    is deleted: the ids are those that would be."""
     now = int(time.time() * 1000) if now_ms is None else now_ms
     cutoff = now - older_than_seconds * 1000
     expired = [
@@ -175,7 +251,14 @@ def expire_consumers(table: Any, older_than_seconds: float, *, now_ms: int | Non
         for consumer_id, status in sorted(_consumer_files(table).items())
         if (modified := _mtime_ms(status)) is not None and modified < cutoff
     ]
+    if dry_run:
+        return expired
     for consumer_id in expired:
         table.file_io.delete(f"{_consumer_dir(table)}/{_PREFIX}{consumer_id}", False)
         logger.info("consumer %s expired (not written for %.0f s)", consumer_id, older_than_seconds)
     return expired
+
+
+def _table_name(table: Any) -> str:
+    identifier = getattr(table, "identifier", None)
+    return identifier.get_full_name() if identifier is not None else str(table.table_path)

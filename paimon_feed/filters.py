@@ -167,7 +167,11 @@ def _timestamp(text: str, arrow_type: Any) -> datetime.datetime:
 
 
 def _decimal(text: str, arrow_type: Any) -> decimal.Decimal:
-    value = decimal.Decimal(text)
+    try:
+        value = decimal.Decimal(text)
+    except decimal.InvalidOperation:
+        # Its message is a list of signal classes: "[<class 'decimal.ConversionSyntax'>]".
+        raise ValueError("not a decimal number") from None
     if not value.is_finite():
         raise ValueError("not a finite number")
     return value

@@ -30,10 +30,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from decimal import Decimal
 from typing import Literal, Union
 
-from paimon_feed.errors import InvalidStartError, brief_repr
+from paimon_feed._units import parse_duration_ms
+from paimon_feed.errors import ConfigurationError, InvalidStartError, brief_repr
 
 __all__ = ["MAX_SNAPSHOT_ID", "StartPosition", "StartSpec", "parse_start", "parse_end"]
 
@@ -41,14 +41,12 @@ StartKind = Literal["latest-full", "latest", "earliest", "snapshot", "time", "ta
 StartSpec = Union[str, int, "StartPosition"]
 
 _TAG_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
-_RELATIVE = re.compile(r"-([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|h|d|w)")
 MAX_SNAPSHOT_ID = 2**63 - 1  # Paimon's snapshot ids are Java longs
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _ONE_MS = timedelta(milliseconds=1)
 # Instants to_spec() can write: years 1 to 9999 in UTC (Python's datetime range).
 _MIN_MS = (datetime.min.replace(tzinfo=timezone.utc) - _EPOCH) // _ONE_MS
 _MAX_MS = (datetime.max.replace(tzinfo=timezone.utc) - _EPOCH) // _ONE_MS
-_UNIT_MS = {"ms": 1, "s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
 _GRAMMAR = (
     "use 'latest-full', 'latest', 'earliest', a snapshot id ('42' or 'snapshot:42'), "
     "'tag:<name>', 'time:<ISO-8601>' or a relative time such as 'time:-1h'"
@@ -98,11 +96,8 @@ def _parse_snapshot_id(value: str | int, original: object) -> int:
 
 
 def _parse_instant_ms(text: str, original: object, now_ms: int) -> int:
-    relative = _RELATIVE.fullmatch(text)
-    if relative:
-        amount, unit = relative.groups()
-        # Decimal: exact, and no float overflow for an amount of hundreds of digits.
-        return _in_range(now_ms - int(Decimal(amount) * _UNIT_MS[unit]), original)
+    if _is_relative(text):
+        return _in_range(now_ms - parse_duration_ms(text[1:]), original)
     try:
         instant = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
@@ -113,6 +108,17 @@ def _parse_instant_ms(text: str, original: object, now_ms: int) -> int:
     if instant.tzinfo is None:
         instant = instant.replace(tzinfo=timezone.utc)
     return _in_range((instant - _EPOCH) // _ONE_MS, original)  # exact, floored to the ms
+
+
+def _is_relative(text: str) -> bool:
+    """``-1h``, ``-30m``, ...: a minus and a duration of the project's one grammar."""
+    if not text.startswith("-"):
+        return False
+    try:
+        parse_duration_ms(text[1:])
+    except ConfigurationError:
+        return False
+    return True
 
 
 def _in_range(timestamp_ms: int, original: object) -> int:
@@ -151,7 +157,7 @@ def parse_start(spec: StartSpec, *, now_ms: int | None = None) -> StartPosition:
         return StartPosition("tag", tag=name)
     if text.isascii() and text.isdigit():
         return StartPosition("snapshot", snapshot_id=_parse_snapshot_id(text, spec))
-    if _RELATIVE.fullmatch(text):
+    if _is_relative(text):
         return StartPosition("time", timestamp_ms=_parse_instant_ms(text, spec, now))
     raise InvalidStartError(f"invalid start position {spec!r}: {_GRAMMAR}")
 

@@ -191,9 +191,27 @@ def open_table(
     try:
         return catalog.get_table(name)
     except (TableNotExistException, DatabaseNotExistException) as exc:
-        raise TableNotFoundError(
-            f"table {name} does not exist in warehouse {warehouse}"
-        ) from exc
+        raise TableNotFoundError(_what_is_missing(catalog, warehouse, name)) from exc
+
+
+def _what_is_missing(catalog: Any, warehouse: str, name: str) -> str:
+    """Why ``name`` is not found: no warehouse, no database (naming those that exist) or no
+    such table in the database (naming its tables)."""
+    database = parse_table_name(name)[0]
+    root = getattr(catalog, "warehouse", None)
+    file_io = getattr(catalog, "file_io", None)
+    try:
+        if root is not None and file_io is not None and not file_io.exists(root):
+            return f"warehouse {warehouse} does not exist (no directory or prefix there); check the path"
+        databases = sorted(catalog.list_databases())
+        if database not in databases:
+            listed = ", ".join(databases) or "none"
+            return f"database {database} does not exist in warehouse {warehouse}; its databases: {listed}"
+        tables = sorted(catalog.list_tables(database))
+    except Exception:  # noqa: BLE001 - a listing is a hint; the error stands without it
+        return f"table {name} does not exist in warehouse {warehouse}"
+    listed = ", ".join(f"{database}.{table}" for table in tables) or "none"
+    return f"table {name} does not exist in warehouse {warehouse}; the tables of database {database}: {listed}"
 
 
 def read_table_schema(
@@ -244,7 +262,7 @@ def read_table_schema(
             if file_name.startswith(_SCHEMA_PREFIX) and file_name[len(_SCHEMA_PREFIX):].isdigit():
                 ids.append(int(file_name[len(_SCHEMA_PREFIX):]))
         if not ids:
-            raise TableNotFoundError(f"table {name} does not exist in warehouse {warehouse}")
+            raise TableNotFoundError(_what_is_missing(open_catalog(warehouse, options), warehouse, name))
         schema_path = f"{schema_dir}/{_SCHEMA_PREFIX}{max(ids)}"
         text = file_io.read_file_utf8(schema_path)
     except TableNotFoundError:

@@ -108,7 +108,7 @@ def test_tail_with_consumer_id_resumes_where_it_stopped(warehouse, append_table)
         (["../db.events"], "invalid table name"),
         (["db.events", "-f", "nope=1"], "unknown column"),
         (["db.events", "-f", "id>abc"], "not a valid"),
-        (["db.events", "--columns", "id,ghost"], "unknown columns"),
+        (["db.events", "--columns", "id,ghost"], "--columns: unknown column ghost; the table has id, commit, payload"),
         (["db.events", "--to", "0"], "snapshot ids start at 1"),
     ],
 )

@@ -70,7 +70,7 @@ def test_filters_combine_across_types(capsys, warehouse, typed_table):
         ("i64=1.5", "column i64 is int64; '1.5' is not a valid value"),
         ("i64=1*", "a prefix match (value*) needs a string column"),
         ("price=5.123", "column price is decimal128(10, 2); '5.123' is not a valid value"),
-        ("price=abc", "'abc' is not a valid value"),
+        ("price=abc", "'abc' is not a valid value for it: at most the column's scale in decimal places (not a decimal number)"),
         ("flag=yes", "not a valid boolean: use true or false"),
         ("flag>true", "use = or != on a boolean"),
         ("day=2026-13-01", "column day is date32[day]; '2026-13-01' is not a valid value for it: use YYYY-MM-DD"),
@@ -93,3 +93,4 @@ def test_a_value_or_operator_that_does_not_fit_is_one_line_rc_2(warehouse, typed
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("paimon-feed: error: "), result.stderr
     assert message in lines[0]
+    assert "<class" not in lines[0]  # was "([<class 'decimal.ConversionSyntax'>])" for price=abc

@@ -171,3 +171,71 @@ def test_ctrl_c_in_the_demo_prints_no_cancelled_error(tmp_path):
         process.kill()
     assert process.returncode == 130
     assert "CancelledError" not in err and "Traceback" not in err and "never retrieved" not in err, err
+
+
+def test_abbreviated_options_are_refused_not_guessed(warehouse, append_table):
+    """Before: '--form earliest' was taken as '--format', and '--consumer x' silently created
+    consumer x, which then pinned snapshot expiry."""
+    commit(append_table, 0)
+    for args in (["--form", "earliest"], ["--consumer", "x"], ["--from", "earliest", "--to", "1", "--inc"]):
+        result = paimon_feed("tail", warehouse, "db.events", *args)
+        assert result.returncode == 2, result.stderr
+        assert "unrecognized arguments: " + args[-2 if args[-1] != "--inc" else -1] in result.stderr
+    assert not os.path.exists(os.path.join(table_dir(append_table), "consumer"))
+    result = paimon_feed("consumers", warehouse, "db.events", "--form", "json")
+    assert result.returncode == 2 and "unrecognized arguments: --form" in result.stderr
+    result = paimon_feed("--vers")
+    assert result.returncode == 2 and "unrecognized arguments: --vers" in result.stderr
+
+
+def test_every_parser_refuses_abbreviations():
+    import argparse
+
+    from paimon_feed.cli import _build_parser
+
+    parser = _build_parser()
+    (commands,) = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
+    assert [parser.allow_abbrev, *(sub.allow_abbrev for sub in commands.choices.values())] == [False] * 4
+
+
+def test_repeated_columns_accumulate(warehouse, append_table):
+    """Before: '-c id -c payload' printed only payload."""
+    commit(append_table, 0)
+    result = paimon_feed("tail", warehouse, "db.events", "--from", "earliest", "--to", "1", "-c", "id", "-c", "payload,id")
+    assert result.returncode == 0, result.stderr
+    assert [json.loads(line) for line in result.stdout.splitlines()] == [
+        {"id": n, "payload": f"c0-r{n}"} for n in range(3)
+    ]
+
+
+def test_poll_interval_is_a_duration_with_a_unit(warehouse, append_table):
+    """Before: a bare number of milliseconds, while the API and Spark take seconds."""
+    commit(append_table, 0)
+    refused = paimon_feed("tail", warehouse, "db.events", "--from", "earliest", "--to", "1", "--poll-interval", "1000")
+    assert refused.returncode == 2
+    assert "argument --poll-interval: invalid duration '1000': give a number and a unit, e.g. 500ms, 2s" in refused.stderr
+    for interval in ("200ms", "0.2s", "1m"):
+        result = paimon_feed(
+            "tail", warehouse, "db.events", "--notifier", "poll", "--poll-interval", interval,
+            "--from", "earliest", "--to", "1",
+        )
+        assert result.returncode == 0, result.stderr
+        assert commits_of(result.stdout) == [0, 0, 0]
+
+
+def test_a_missing_warehouse_or_database_is_named_with_what_exists(warehouse, append_table, tmp_path):
+    """Before: 'table db.events does not exist in warehouse ...' whatever was missing."""
+    cases = [
+        (
+            (str(tmp_path / "nowhere"), "db.events"),
+            f"warehouse {tmp_path / 'nowhere'} does not exist (no directory or prefix there); check the path",
+        ),
+        ((warehouse, "sales.events"), f"database sales does not exist in warehouse {warehouse}; its databases: db"),
+        ((warehouse, "db.ghost"), f"table db.ghost does not exist in warehouse {warehouse}; the tables of database db: db.events"),
+    ]
+    for (where, table), message in cases:
+        for command in ("tail", "consumers"):
+            result = paimon_feed(command, where, table)
+            assert result.returncode == 2, result.stderr
+            assert result.stderr == f"paimon-feed: error: {message}\n"
+    assert not os.path.exists(tmp_path / "nowhere")

@@ -11,7 +11,7 @@ import time
 
 from paimon_feed.checkpoint import CheckpointStore
 from s3_support import commit_rows, create_table, paimon_catalog, s3_catalog_options
-from support.tables import commit, table_dir
+from support.tables import commit, expire_snapshots, table_dir
 
 
 def consumers(warehouse: str, table: str, *args: str) -> subprocess.CompletedProcess:
@@ -71,10 +71,12 @@ def test_delete_and_expire_older_than(warehouse, append_table):
         CheckpointStore.for_table(append_table, consumer_id).save(1)
     ten_days_ago = time.time() - 10 * 86400
     os.utime(os.path.join(table_dir(append_table), "consumer", "consumer-old"), (ten_days_ago, ten_days_ago))
-    deleted = consumers(warehouse, "db.events", "delete", "gone", "--expire-older-than", "7d", "--format", "json")
+    deleted = consumers(
+        warehouse, "db.events", "delete", "gone", "--expire-older-than", "7d", "--format", "json", "--yes"
+    )
     assert set(listed(deleted)) == {"keep"}
     assert "deleted consumer old: not written for over 7d" in deleted.stderr
-    missing = consumers(warehouse, "db.events", "delete", "gone")
+    missing = consumers(warehouse, "db.events", "delete", "gone", "--yes")
     assert missing.returncode == 2 and "no consumer 'gone'" in missing.stderr
     bad = consumers(warehouse, "db.events", "--expire-older-than", "soon")
     assert bad.returncode == 2 and "invalid duration 'soon'" in bad.stderr
@@ -100,3 +102,98 @@ def test_list_and_reset_on_s3(moto_server):
     reset = listed(consumers(warehouse, "db.t", "reset", "etl", "--to", "earliest", "--format", "json", *flags))
     assert reset["etl"]["next_snapshot_id"] == 1
     assert CheckpointStore.for_table(table, "etl").load() == 1
+
+
+def consumer_files(table) -> list[str]:
+    directory = os.path.join(table_dir(table), "consumer")
+    return sorted(os.listdir(directory)) if os.path.isdir(directory) else []
+
+
+def test_reset_of_an_unknown_consumer_refuses_unless_create(warehouse, append_table):
+    """Before: 'reset nosuch --to 3' silently created a consumer, which then pinned expiry."""
+    for n in range(3):
+        commit(append_table, n)
+    CheckpointStore.for_table(append_table, "etl").save(2)
+    refused = consumers(warehouse, "db.events", "reset", "nosuch", "--to", "3")
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stderr.splitlines() == [
+        "paimon-feed: error: table db.events has no consumer nosuch (its consumers: etl); add "
+        "--create to create it: a consumer keeps Paimon from expiring the snapshots it has not "
+        "read, until it is deleted"
+    ]
+    assert consumer_files(append_table) == ["consumer-etl"]
+    created = consumers(warehouse, "db.events", "reset", "nosuch", "--to", "3", "--create", "--format", "json")
+    assert listed(created)["nosuch"]["next_snapshot_id"] == 3
+    assert "created consumer nosuch: it reads snapshot 3 next" in created.stderr
+    assert CheckpointStore.for_table(append_table, "nosuch").load() == 3
+
+
+def test_delete_prints_what_it_would_do_and_deletes_only_with_yes(warehouse, append_table):
+    commit(append_table, 0)
+    CheckpointStore.for_table(append_table, "etl").save(1)
+    dry = consumers(warehouse, "db.events", "delete", "etl", "--format", "json")
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stderr.splitlines() == [
+        "paimon-feed: note: would delete consumer etl",
+        "paimon-feed: note: nothing changed: add --yes to delete it",
+    ]
+    assert set(listed(dry)) == {"etl"} and consumer_files(append_table) == ["consumer-etl"]
+    done = consumers(warehouse, "db.events", "delete", "etl", "--yes", "--format", "json")
+    assert listed(done) == {} and consumer_files(append_table) == []
+    assert "paimon-feed: note: deleted consumer etl" in done.stderr
+
+
+def test_expire_older_than_is_a_dry_run_without_yes_and_takes_weeks(warehouse, append_table):
+    """Before: '--expire-older-than 1s' deleted every consumer at once, and '1w' was refused."""
+    commit(append_table, 0)
+    for consumer_id in ("fresh", "old", "older"):
+        CheckpointStore.for_table(append_table, consumer_id).save(1)
+    for consumer_id, days in (("old", 8), ("older", 30)):
+        then = time.time() - days * 86400
+        os.utime(os.path.join(table_dir(append_table), "consumer", f"consumer-{consumer_id}"), (then, then))
+    dry = consumers(warehouse, "db.events", "--expire-older-than", "1w", "--format", "json")
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stderr.splitlines() == [
+        "paimon-feed: note: would delete consumer old: not written for over 1w",
+        "paimon-feed: note: would delete consumer older: not written for over 1w",
+        "paimon-feed: note: nothing changed: add --yes to delete them",
+    ]
+    assert set(listed(dry)) == {"fresh", "old", "older"}
+    assert consumer_files(append_table) == ["consumer-fresh", "consumer-old", "consumer-older"]
+    done = consumers(warehouse, "db.events", "--expire-older-than", "1w", "--yes", "--format", "json")
+    assert set(listed(done)) == {"fresh"}
+    assert consumer_files(append_table) == ["consumer-fresh"]
+
+
+def test_reset_back_onto_expired_snapshots_needs_yes(warehouse, append_table):
+    for n in range(5):
+        commit(append_table, n)
+    CheckpointStore.for_table(append_table, "etl").save(5)
+    expire_snapshots(append_table, keep_from=3)
+    dry = consumers(warehouse, "db.events", "reset", "etl", "--to", "1", "--format", "json")
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stderr.splitlines() == [
+        "paimon-feed: note: would move consumer etl from snapshot 5 to 1, but snapshots 1 to 2 "
+        "expired (the earliest retained is 3): its next read would fail with 'snapshot expired' "
+        "unless it runs with --on-expired",
+        "paimon-feed: note: nothing changed: add --yes to move it anyway",
+    ]
+    assert CheckpointStore.for_table(append_table, "etl").load() == 5
+    # Back onto retained snapshots needs no confirmation.
+    kept = consumers(warehouse, "db.events", "reset", "etl", "--to", "earliest", "--format", "json")
+    assert listed(kept)["etl"]["next_snapshot_id"] == 3
+    done = consumers(warehouse, "db.events", "reset", "etl", "--to", "1", "--yes", "--format", "json")
+    assert listed(done)["etl"]["next_snapshot_id"] == 1
+    assert CheckpointStore.for_table(append_table, "etl").load() == 1
+
+
+def test_create_and_yes_go_with_the_commands_they_confirm(warehouse, append_table):
+    commit(append_table, 0)
+    for args, message in (
+        (["--create"], "--create goes with reset"),
+        (["delete", "x", "--create", "--yes"], "--create goes with reset"),
+        (["--yes"], "--yes confirms delete, reset or --expire-older-than"),
+    ):
+        result = consumers(warehouse, "db.events", *args)
+        assert result.returncode == 2 and message in result.stderr, result.stderr
+    assert consumer_files(append_table) == []
