@@ -29,6 +29,7 @@ from paimon_feed.errors import (
     CheckpointError,
     ConfigurationError,
     FeedError,
+    HistoryRewrittenError,
     InvalidStartError,
     SnapshotExpiredError,
     TableNotFoundError,
@@ -131,6 +132,11 @@ def _add_tail_arguments(tail: argparse.ArgumentParser) -> None:
         "--on-expired", choices=("error", "earliest", "latest-full"), default="error",
         help="if the next snapshot expired before it was read: fail (default), or restart at the "
         "earliest snapshot or the full latest state, accepting the gap",
+    )
+    tail.add_argument(
+        "--on-history-rewritten", choices=("error", "latest-full"), default="error",
+        help="if the table's history was rewritten under the consumer (rolled back, dropped and "
+        "re-created): fail (default), or print the whole table as it is now, then its changes",
     )
     tail.add_argument("--notifier", choices=("auto", "local", "poll", "sqs"), default="auto")
     tail.add_argument("--sqs-queue-url", help="SQS queue with the warehouse's S3 events (notifier sqs/auto)")
@@ -462,6 +468,7 @@ async def _tail(args: argparse.Namespace, plan: _TailPlan, writer: RowWriter) ->
         predicate=plan.predicate,
         sqs_queue_url=args.sqs_queue_url,
         on_expired=args.on_expired,
+        on_history_rewritten=args.on_history_rewritten,
         overwrite=args.overwrite,
     ) as feed:
         with _metrics_server(args, feed):
@@ -704,6 +711,13 @@ def _one_line(exc: BaseException) -> str:
             f"({retained}); the changes in between are lost to this consumer. Run again with "
             f"--on-expired earliest (or latest-full) to accept the gap, and follow the table "
             f"with a --consumer-id, whose checkpoint keeps Paimon from expiring unread snapshots"
+        )
+    elif isinstance(exc, HistoryRewrittenError):
+        text = (
+            f"table {exc.table}: its history was rewritten after snapshot {exc.snapshot_id}, the "
+            f"last one read ({exc.change}). Rebuild what you derived from it: run again with "
+            f"--on-history-rewritten latest-full (the whole table as it is now, then its "
+            f"changes), or reset the consumer"
         )
     elif isinstance(exc, FeedError):
         text = str(exc)

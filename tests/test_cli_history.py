@@ -3,6 +3,8 @@ exit 1, nothing printed of the new history and the consumer file left where it w
 
 from __future__ import annotations
 
+import json
+
 from test_cli_errors import one_error_line, paimon_feed
 
 from paimon_feed.checkpoint import CheckpointStore
@@ -25,3 +27,23 @@ def test_a_rolled_back_table_is_one_line_exit_1_and_the_consumer_stays(warehouse
     assert "table db.events: its history was rewritten after snapshot 5" in line
     assert second.stdout == ""
     assert CheckpointStore.for_table(append_table, "cli").load() == 6
+
+
+def test_latest_full_prints_the_table_as_it_is_now_then_goes_on(warehouse, append_table):
+    for n in range(5):
+        commit(append_table, n)
+    first = paimon_feed("tail", warehouse, "db.events", "--from", "earliest", "--to", "5",
+                        "--consumer-id", "cli", "--format", "jsonl")
+    assert first.returncode == 0, first.stderr
+    append_table.rollback_to(2)
+    for n in range(100, 104):  # snapshots 3..6
+        commit(append_table, n)
+    second = paimon_feed("tail", warehouse, "db.events", "--to", "6", "--consumer-id", "cli",
+                         "--format", "jsonl", "--on-history-rewritten", "latest-full")
+    assert second.returncode == 0, second.stderr
+    printed = sorted(json.loads(line)["commit"] for line in second.stdout.splitlines())
+    builder = append_table.new_read_builder()
+    oracle = builder.new_read().to_arrow(builder.new_scan().plan().splits()).to_pylist()
+    assert printed == sorted(row["commit"] for row in oracle)  # the table now: 0, 1, 100..103
+    assert "history was rewritten" in second.stderr  # a note, not an error
+    assert CheckpointStore.for_table(append_table, "cli").load() == 7
