@@ -247,3 +247,21 @@ def test_the_mark_file_is_beside_the_consumer_file_and_not_a_consumer(append_tab
     snapshot = append_table.snapshot_manager().get_snapshot_by_id(2)
     assert marked is not None and marked[0] == 3
     assert marked[1].snapshot_id == 2 and marked[1].delta_manifest_list == snapshot.delta_manifest_list
+
+
+def test_snapshots_read_ahead_before_a_rollback_are_not_planned_from_the_cache(append_table):
+    """A rollback to a snapshot at or after the position rewrites nothing read, so no history
+    check fires; snapshots the planner had read ahead must not stand in for the new ones."""
+    from paimon_feed.planner import Planner
+
+    commits_upto(append_table, 0, 4)  # snapshots 1..5
+    planner = Planner(append_table, catch_up_threshold=100)
+    planned = planner.next_batches(1, limit=3)
+    assert [b.snapshot_id for b in planned.batches] == [1, 2, 3]
+    assert planner.snapshot_mark(5) is not None  # read ahead, cached
+    append_table.rollback_to(3)
+    commits_upto(append_table, 100, 101)  # new snapshots 4, 5
+    planned = planner.next_batches(planned.next_snapshot_id, limit=8)
+    commits = [row["commit"] for batch in planned.batches for row in batch.to_arrow().to_pylist()]
+    assert [b.snapshot_id for b in planned.batches] == [4, 5]
+    assert commits == [100] * 3 + [101] * 3

@@ -226,6 +226,7 @@ class Planner:
             )
         self._snapshots = table.snapshot_manager()
         self._snapshot_cache: LRUCache = LRUCache(maxsize=_SNAPSHOT_CACHE_ENTRIES)
+        self._highest_cached = 0
         self._tag_snapshots: dict[int, Any] = {}
 
     # Snapshots.
@@ -252,6 +253,7 @@ class Planner:
                     f"past snapshot {snapshot_id - 1} is read until then"
                 )
             self._snapshot_cache[snapshot_id] = snapshot
+            self._highest_cached = max(self._highest_cached, snapshot_id)
         return snapshot
 
     @_storage_boundary
@@ -266,10 +268,34 @@ class Planner:
         snapshot = self._get_snapshot(snapshot_id)
         return SnapshotMark.of(snapshot) if snapshot is not None else None
 
+    def _revalidate_from(self, snapshot_id: int) -> None:
+        """Snapshots from ``snapshot_id`` on that an earlier round read but did not plan may be
+        gone or other commits by now: a rollback to a snapshot at or after the position
+        rewrites nothing that was read, so no history check would see a stale one. The newest
+        of them is read again (one read, only when there are any); if it is still the same
+        commit, so are all before it (a rollback below it would have replaced it), else they
+        are all dropped."""
+        if self._highest_cached < snapshot_id:
+            return
+        newest = self._highest_cached
+        cached = self._snapshot_cache.get(newest)
+        if cached is not None:
+            try:
+                fresh = _pypaimon.read_snapshot(self._snapshots, newest, self.files)
+            except Exception as exc:
+                path = self._snapshots.get_snapshot_path(newest)
+                raise _translate(self.table_name, f"reading snapshot {newest} ({path})", exc) from exc
+            if fresh is not None and SnapshotMark.of(fresh) == SnapshotMark.of(cached):
+                return
+        for stale in [i for i in self._snapshot_cache if i >= snapshot_id]:
+            del self._snapshot_cache[stale]
+        self._highest_cached = snapshot_id - 1
+
     def forget_snapshots(self) -> None:
         """Drop every parsed snapshot: after the table's history was rewritten, ids name other
         commits than the ones cached."""
         self._snapshot_cache.clear()
+        self._highest_cached = 0
         self._tag_snapshots.clear()
 
     def _get_snapshots(self, snapshot_ids: Sequence[int]) -> list:
@@ -557,6 +583,7 @@ class Planner:
         """
         if limit < 1:
             raise ConfigurationError(f"limit must be >= 1, got {limit}")
+        self._revalidate_from(next_snapshot_id)
         started = time.time()
         detected = detected_at or started
         batches: list[FeedBatch] = []
