@@ -3,7 +3,10 @@ one pypaimon's catalog opens the table with."""
 
 from __future__ import annotations
 
+import re
+
 import pyarrow as pa
+
 import pytest
 from pypaimon import Schema
 from pypaimon.schema.data_types import AtomicType
@@ -62,11 +65,15 @@ def test_after_a_schema_change_the_newest_schema_file_is_read(tmp_path):
     _same(warehouse, "db.t")
 
 
-@pytest.mark.parametrize("name", ["db.missing", "nodb.missing"])
-def test_a_missing_table_or_database_is_table_not_found_naming_both(tmp_path, name):
+@pytest.mark.parametrize(
+    "name, missing",
+    [("db.missing", "table db.missing does not exist in warehouse {warehouse}"),
+     ("nodb.missing", "database nodb does not exist in warehouse {warehouse}; its databases: db")],
+)
+def test_a_missing_table_or_database_is_table_not_found_naming_both(tmp_path, name, missing):
     warehouse = str(tmp_path / "wh")
     open_catalog(warehouse).create_database("db", True)
-    with pytest.raises(TableNotFoundError, match=f"table {name} does not exist in warehouse {warehouse}"):
+    with pytest.raises(TableNotFoundError, match=re.escape(missing.format(warehouse=warehouse))):
         read_table_schema(warehouse, name)
 
 

@@ -212,5 +212,7 @@ def data_progress(query) -> list[tuple[int, dict | None, dict]]:
     return sorted({p[0]: p for p in progress}.values())
 
 
-def _bare(offset: dict) -> dict:
+def _bare(offset: dict | None) -> dict | None:
+    if offset is None:
+        return None
     return {key: value for key, value in offset.items() if key != "mark"}
