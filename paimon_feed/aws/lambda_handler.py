@@ -3,8 +3,9 @@
 Set the function's handler to ``paimon_feed.aws.lambda_handler.handler``. Each invocation reads
 which tables of the warehouse got a new snapshot, and for each of them delivers every batch from
 the consumer's checkpoint up to the newest snapshot, advancing the checkpoint after each batch.
-The events are only wake-ups (the first invariant of the design): what is delivered comes from the snapshot
-files, so a lost, duplicated or reordered event delays a batch but never loses or repeats one.
+The events are only wake-ups (the design's first invariant): what is delivered comes from the
+snapshot files, so a lost, duplicated or reordered event delays a batch but never loses or
+repeats one.
 
 Configuration (environment variables)
 -------------------------------------
