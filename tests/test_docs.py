@@ -64,3 +64,10 @@ def test_literal_blocks_become_fenced_code_and_titles_bold():
     out = rst.rst_to_markdown(text)
     assert "**Usage**" in out and "```text\nA\n└── B\n```" in out and "Tree:" in out
     assert not re.search(r"^-----$", out, re.MULTILINE)
+
+
+def test_no_page_says_to_install_from_a_package_index():
+    """paimon-feed is installed from a checkout; ``pip install paimon-feed`` finds nothing."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    for page in pages:
+        assert not re.search(r"pip install [\"']?paimon-feed", page.read_text()), page.name
