@@ -42,7 +42,7 @@ without the connector.
    Python source), Spark's own file source on the table's Parquet files (the JVM on the same
    Spark) and the Java connector (``scan.mode=latest``), which checks storage on every
    trigger. The session's Python workers use Unix domain sockets
-   (``spark.python.unix.domain.socket.enabled``, as the README advises); probe processes with
+   (``spark.python.unix.domain.socket.enabled``, as the Spark docs page advises); probe processes with
    sessions of their own measure this source and the do-nothing source at a 0 s trigger over
    TCP (Spark's default) and over Unix domain sockets, alternating.
 4. Storage requests per idle minute, counted at the server: queries follow idle tables on a
@@ -127,7 +127,7 @@ LABELS = {
 }
 TRIGGERS = {"0 seconds": "0 seconds", "1 second": "1 second"}
 #: How the session's Python workers talk to the JVM: the benchmark's session uses Unix domain
-#: sockets, as the README advises; ``measure_python_sockets`` compares both in probe processes.
+#: sockets, as the Spark docs page advises; ``measure_python_sockets`` compares both in probe processes.
 SOCKETS = {"tcp": "false", "unix": "true"}
 SESSION_SOCKETS = "unix"
 JAVA_POM = os.path.join(HERE, "java", "pom.xml")

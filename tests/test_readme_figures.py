@@ -1,5 +1,6 @@
 """Measured figures in the docs are the ones in benchmarks/results/*.json: each doc is exactly
-what benchmarks/render_readme.py renders from them, so a figure is written once."""
+what benchmarks/render_readme.py renders from them, so a figure is written once. The README keeps
+one headline figure; the tables live on the docs site's pages (docs/benchmarks.md and others)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from support.benchmarks import load_benchmark
 
 ROOT = Path(__file__).resolve().parent.parent
+BENCHMARKS_PAGE = ROOT / "docs" / "benchmarks.md"
 render_readme = load_benchmark("render_readme")
 
 
@@ -54,11 +56,25 @@ def test_a_changed_result_changes_the_rendered_readme(results):
     readme = (ROOT / "README.md").read_text()
     changed = copy.deepcopy(results)
     changed["s3"]["latency"]["idle_tables"]["idle_pypaimon"]["s3_requests_per_hour"] = 12345.4
-    changed["reliability"]["outcomes"][0]["lost"] = 7
+    changed["core"]["latency"]["local"]["p50_ms"] = 3.2
     rendered = render_readme.render(readme, changed)
     assert rendered != readme
     assert "<!-- bench:idle-pypaimon-s3 -->12,345<!-- /bench:idle-pypaimon-s3 -->" in rendered
-    assert "| 44 | 675 | 2928 | 7 | 4 (yes) |" in rendered
+    assert "A local commit reaches the consumer in 3 ms at the median" in rendered
+
+
+def test_the_readme_keeps_one_headline_figure_and_links_the_benchmarks_page():
+    readme = (ROOT / "README.md").read_text()
+    blocks = {m["name"] for m in render_readme.MARKER.finditer(readme)}
+    assert blocks == {"headline", "idle-pypaimon-s3"}
+    assert "(docs/benchmarks.md)" in readme
+
+
+def test_a_changed_result_changes_the_reliability_table(results):
+    concepts = (ROOT / "docs" / "concepts.md").read_text()
+    changed = copy.deepcopy(results)
+    changed["reliability"]["outcomes"][0]["lost"] = 7
+    assert "| 44 | 675 | 2928 | 7 | 4 (yes) |" in render_readme.render(concepts, changed)
 
 
 def test_an_unknown_block_name_is_an_error(results):
@@ -67,7 +83,7 @@ def test_an_unknown_block_name_is_an_error(results):
 
 
 def test_the_catch_up_figures_come_from_catchup_json(results):
-    readme = (ROOT / "README.md").read_text()
+    readme = BENCHMARKS_PAGE.read_text()
     changed = copy.deepcopy(results)
     changed["catchup"]["local"]["ratio"] = 0.123
     changed["catchup"]["sqs"]["p99_ms"] = 98.76
@@ -77,7 +93,7 @@ def test_the_catch_up_figures_come_from_catchup_json(results):
 
 
 def test_the_java_connectors_figures_come_from_spark_json(results):
-    readme = (ROOT / "README.md").read_text()
+    readme = BENCHMARKS_PAGE.read_text()
     assert results["spark"]["java_connector"].get("jars"), "spark.json holds a run with the Java connector"
     changed = copy.deepcopy(results)
     changed["spark"]["latency"]["1 second"]["java_connector"]["p50_ms"] = 4321.0

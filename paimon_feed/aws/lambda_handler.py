@@ -3,12 +3,15 @@
 Set the function's handler to ``paimon_feed.aws.lambda_handler.handler``. Each invocation reads
 which tables of the warehouse got a new snapshot, and for each of them delivers every batch from
 the consumer's checkpoint up to the newest snapshot, advancing the checkpoint after each batch.
-The events are only wake-ups (DESIGN invariant 1): what is delivered comes from the snapshot
-files, so a lost, duplicated or reordered event delays a batch but never loses or repeats one.
+The events are only wake-ups (the design's first invariant): what is delivered comes from the
+snapshot files, so a lost, duplicated or reordered event delays a batch but never loses or
+repeats one.
 
 Configuration (environment variables)
 -------------------------------------
 
+=================================  ==============================================================
+variable                           meaning
 =================================  ==============================================================
 ``PAIMON_FEED_WAREHOUSE``          required; the warehouse URL, ``s3://bucket/prefix``
 ``PAIMON_FEED_CATALOG_OPTIONS``    optional; a JSON object of pypaimon catalog options

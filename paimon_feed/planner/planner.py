@@ -78,7 +78,7 @@ def _translate(table_name: str, what: str, exc: BaseException) -> FeedError:
     return UnsupportedTableError(
         f"table {table_name}: {what} failed, and would fail again: {type(exc).__name__}: {exc}. "
         f"pypaimon cannot read this part of the table; check the table's Paimon version "
-        f"against the README's compatibility table"
+        f"against the compatibility table in docs/compatibility.md"
     )
 
 

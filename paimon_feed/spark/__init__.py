@@ -104,7 +104,7 @@ def socket_hint(unix_sockets: str | None) -> str | None:
     return (
         f"{UNIX_SOCKETS_CONF} is off in this Spark session: each micro-batch's read reaches its "
         f"Python worker over TCP and waits out one delayed ACK. Set it to true when "
-        f"building the session for lower latency (see the README's PySpark section)."
+        f"building the session for lower latency (see docs/spark.md)."
     )
 
 

@@ -11,18 +11,25 @@ option                     meaning
 ``warehouse``              warehouse root of pypaimon's catalog (required)
 ``table``                  ``db.table`` (required; ``load("db.table")`` works too)
 ``catalog.<key>``          any pypaimon catalog option, e.g. ``catalog.fs.s3.endpoint``
-``startingPosition``       ``latest-full`` (default), ``latest``, ``earliest``,
-                           ``snapshot:N`` / ``N``, ``time:<ISO-8601>`` / ``time:-1h``
-``endSnapshot``            last snapshot id to read, inclusive
-``maxSnapshotsPerTrigger`` at most this many snapshot ids per micro-batch
+``startingPosition``       as ``ChangeFeed(start=...)``: ``latest-full`` (default),
+                           ``latest``, ``earliest``, ``snapshot:N`` / ``N``, ``tag:NAME``,
+                           ``time:<ISO-8601>`` / ``time:-1h``
+``endSnapshot``            last snapshot id to read, inclusive; a batch read of a range
+                           uses it with ``startingPosition``
+``maxSnapshotsPerTrigger`` at most this many snapshot ids per micro-batch: a real read
+                           limit, honoured by ``Trigger.AvailableNow`` too (the backlog is
+                           split)
 ``includeRowKind``         ``true`` adds ``_row_kind`` (``+I``/``-U``/``+U``/``-D``) first
-``includeSnapshotId``      ``true`` adds ``_snapshot_id``: the snapshot that committed each
-                           change, to order the changes of one micro-batch
+``includeSnapshotId``      ``true`` adds ``_snapshot_id`` (after ``_row_kind``): the snapshot
+                           that committed each change, to order the changes of one
+                           micro-batch before applying them (a full state carries the
+                           snapshot it was read at)
 ``overwrite``              ``skip`` (default, as Java Paimon) or ``read``: OVERWRITE
                            snapshots as removed (``-D``) and added (``+I``) rows; ``read``
                            needs ``includeRowKind=true``
 ``consumerId``             Paimon consumer id: progress is written to
-                           ``{table}/consumer/consumer-<id>`` on each Spark commit
+                           ``{table}/consumer/consumer-<id>`` on each Spark commit; a new
+                           query with the same id starts from it
 ``onExpired``              ``error`` (default), ``earliest`` or ``latest-full``: when
                            the next snapshot expired before it was read
 ``onHistoryRewritten``     ``error`` (default) or ``latest-full``: when the table no
