@@ -676,6 +676,10 @@ class ExactRead:
         self._values = values
         self._native = native
 
+    def native_takes(self, split: Any) -> bool:
+        """Whether ``split`` is read by pypaimon-rust (if the direct path does not take it)."""
+        return self._native is not None and self._native.takes(split)
+
     def to_arrow(self, splits: list, *, removed: list | None = None) -> pa.Table:
         parts = []
         if removed:
@@ -1031,8 +1035,19 @@ class SchemaPlanner:
                      and name not in projection]
             read_columns = list(projection) + extra
             output_columns = ([ROW_KIND_COLUMN] if include_row_kind else []) + list(projection)
+        # Merged state with pypaimon-rust where it is exact (``_native_read``), per split.
+        native = NativeRead.for_table(
+            table, read_columns, ROW_KIND_FROM_MERGE if include_row_kind else None
+        )
         #: Why a batch kind (``_exact.CHANGES``, ``_exact.FULL``) cannot be read exactly.
-        self.refused = _exact.lossy_reads(table, read_columns, unmergeable)
+        self.refused = _exact.lossy_reads(table, read_columns, unmergeable, native_state=native is not None)
+        #: Why a state read is exact only if Rust reads every split of it (``None``: it is
+        #: exact either way).
+        self._native_only = None
+        if native is not None:
+            self._native_only = _exact.lossy_reads(table, read_columns, unmergeable).get(_exact.FULL)
+            if self._native_only == self.refused.get(_exact.FULL):
+                self._native_only = None
         chars = _exact.char_columns(table, read_columns)[0]
         pushed = _exact.pushable_predicate(predicate, table, chars)
         builder = table.new_stream_read_builder()
@@ -1053,9 +1068,7 @@ class SchemaPlanner:
             self.read = ExactRead(
                 builder, predicate, output_columns,
                 direct=_DirectParquet.for_table(table, include_row_kind), values=self._values,
-                native=NativeRead.for_table(
-                    table, read_columns, ROW_KIND_FROM_MERGE if include_row_kind else None
-                ),
+                native=native,
             )
             # Kept for overwrite reads: whole-table state, row kinds set by the feed.
             self._state_builder = table.new_read_builder()
@@ -1102,7 +1115,22 @@ class SchemaPlanner:
 
     def full_plan(self, snapshot: Any) -> Plan:
         plan = self._scan._create_initial_plan(snapshot)
-        return self._pruned(Plan(plan.splits(), snapshot_id=snapshot.id))
+        plan = self._pruned(Plan(plan.splits(), snapshot_id=snapshot.id))
+        self._check_native_only(plan.splits(), self.read)
+        return plan
+
+    def _check_native_only(self, splits: list, read: ExactRead) -> None:
+        """Refuse a state read (before any row) that is exact only through Rust when a split
+        would not go there."""
+        if self._native_only is None:
+            return
+        for split in splits:
+            if not read.native_takes(split):
+                raise UnsupportedTableError(
+                    f"{self._native_only} (pypaimon-rust, which keeps them, does not read "
+                    f"bucket {split.bucket}: its files are not all Parquet, ORC or Avro of "
+                    f"schema {self.schema_id})"
+                )
 
     def follow_up_plan(self, snapshot: Any) -> Plan:
         plan = self._scan._create_follow_up_plan(snapshot)
@@ -1172,6 +1200,7 @@ class SchemaPlanner:
         ]
         added = self._state_splits([e for e in entries if e.kind == 0], snapshot.id)
         removed = self._state_splits([_as_added(e) for e in entries if e.kind != 0], snapshot.id)
+        self._check_native_only([*added, *removed], self.state_read)
         return Plan(added, snapshot_id=snapshot.id), removed
 
     def _state_splits(self, entries: list, snapshot_id: int) -> list:
