@@ -33,8 +33,8 @@ MARKER = re.compile(r"<!-- bench:(?P<name>[\w-]+) -->(?P<body>.*?)<!-- /bench:(?
 
 def load_results(results: Path = RESULTS) -> dict[str, Any]:
     """``{"core": ..., "s3": ..., "spark": ..., "spark_long_running": ..., "reliability": ...,
-    "catchup": ..., "consumer_commit": ...}`` from the result files."""
-    names = ("core", "s3", "spark", "spark_long_running", "reliability", "catchup", "consumer_commit")
+    "catchup": ..., "consumer_commit": ..., "native": ...}`` from the result files."""
+    names = ("core", "s3", "spark", "spark_long_running", "reliability", "catchup", "consumer_commit", "native")
     return {name: json.loads((results / f"{name}.json").read_text()) for name in names}
 
 
@@ -589,6 +589,25 @@ def reliability(r: dict) -> str:
     )
 
 
+def native_table(r: dict) -> str:
+    """Merged full-state reads with and without ``[native]`` (``benchmarks/native_bench.py``)."""
+    n = r["native"]
+    rows = []
+    for engine, t in n["tables"].items():
+        m = t["median_s"]
+        rows.append([
+            f"{engine} ({t['rows']:,} keys, {n['commits']} commits, {t['splits']} splits)",
+            f"{m['feed [native]']:.2f}", f"{m['feed without [native]']:.2f}",
+            f"{m['pypaimon batch read']:.2f}", f"{t['speedup_vs_pypaimon']}x",
+        ])
+    return (
+        table(["table", "feed [native] s", "feed without [native] s", "pypaimon batch read s",
+               "[native] vs pypaimon"], ["---", "---:", "---:", "---:", "---:"], rows)
+        + f"\n\nMedians of {n['repeats']} runs each, interleaved ({n['machine']}); the three reads' "
+        f"rows were compared (equal) before timing."
+    )
+
+
 BLOCKS: dict[str, Callable[[dict], str]] = {
     "core": core_table,
     "core-summary": core_summary,
@@ -612,6 +631,7 @@ BLOCKS: dict[str, Callable[[dict], str]] = {
     "spark-idle": spark_idle,
     "reliability": reliability,
     "catchup": catchup,
+    "native": native_table,
 }
 
 

@@ -1,6 +1,6 @@
 """Merged primary-key reads with ``pypaimon-rust`` (the ``[native]`` extra), where exact.
 
-pypaimon merges the rows of a primary-key state split one at a time in Python (about 20x
+pypaimon merges the rows of a primary-key state split one at a time in Python (about 10x
 slower than Rust's merge) and turns them into Python values on the way, which drops the
 nanoseconds of ``TIMESTAMP(7..9)``. pypaimon 2.1 can hand a split to ``pypaimon-rust``
 (``read.native.enabled``), but it decides for a whole read (one unsupported split sends every
