@@ -35,8 +35,12 @@ MARKER = re.compile(r"<!-- bench:(?P<name>[\w-]+) -->(?P<body>.*?)<!-- /bench:(?
 
 def load_results(results: Path = RESULTS) -> dict[str, Any]:
     """``{"core": ..., "s3": ..., "spark": ..., "spark_long_running": ..., "reliability": ...,
-    "catchup": ..., "consumer_commit": ...}`` from the result files."""
-    names = ("core", "s3", "spark", "spark_long_running", "reliability", "catchup", "consumer_commit")
+    "catchup": ..., "consumer_commit": ..., "native": ..., "integrity": ...}`` from the result
+    files."""
+    names = (
+        "core", "s3", "spark", "spark_long_running", "reliability", "catchup", "consumer_commit",
+        "native", "integrity",
+    )
     return {name: json.loads((results / f"{name}.json").read_text()) for name in names}
 
 
@@ -605,6 +609,44 @@ def reliability(r: dict) -> str:
     )
 
 
+def native_table(r: dict) -> str:
+    """Merged full-state reads with and without ``[native]`` (``benchmarks/native_bench.py``)."""
+    n = r["native"]
+    rows = []
+    for engine, t in n["tables"].items():
+        m = t["median_s"]
+        rows.append([
+            f"{engine} ({t['rows']:,} keys, {n['commits']} commits, {t['splits']} splits)",
+            f"{m['feed [native]']:.2f}", f"{m['feed without [native]']:.2f}",
+            f"{m['pypaimon batch read']:.2f}", f"{t['speedup_vs_pypaimon']}x",
+        ])
+    return (
+        table(["table", "feed [native] s", "feed without [native] s", "pypaimon batch read s",
+               "[native] vs pypaimon"], ["---", "---:", "---:", "---:", "---:"], rows)
+        + f"\n\nMedians of {n['repeats']} runs each, interleaved ({n['machine']}); the three reads' "
+        f"rows were compared (equal) before timing."
+    )
+
+
+def integrity_table(r: dict) -> str:
+    """S3 requests of the history checks, before and after (``benchmarks/integrity_cost.py``)."""
+    n = r["integrity"]
+    rows = [
+        [label, f"{v['requests_per_snapshot']:.1f}", f"{v['idle_requests_per_check']:.2f}",
+         f"{v['idle_requests_per_hour_default']:.0f}"]
+        for label, v in (
+            (f"before the checks ({n['before_ref']})", n["variants"]["before"]),
+            ("with the checks", n["variants"]["after"]),
+        )
+    ]
+    return (
+        table(["consumer", "S3 requests / committed snapshot", "idle requests / safety check",
+               "idle requests / hour (60 s checks)"], ["---", "---:", "---:", "---:"], rows)
+        + f"\n\n{n['commits']} commits and {n['idle_seconds']:.0f} s idle on moto, both consumers in "
+        f"the same run, counted at the server; the writer's own requests are subtracted."
+    )
+
+
 BLOCKS: dict[str, Callable[[dict], str]] = {
     "core": core_table,
     "core-summary": core_summary,
@@ -629,6 +671,8 @@ BLOCKS: dict[str, Callable[[dict], str]] = {
     "spark-idle": spark_idle,
     "reliability": reliability,
     "catchup": catchup,
+    "native": native_table,
+    "integrity": integrity_table,
 }
 
 

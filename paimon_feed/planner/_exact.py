@@ -151,9 +151,14 @@ def readable_table(table: Any) -> Any:
     return without_merge_options(table, unmergeable) if unmergeable else table
 
 
-def lossy_reads(table: Any, columns: Sequence[str] | None, unmergeable: list[str] | None) -> dict[str, str]:
+def lossy_reads(
+    table: Any, columns: Sequence[str] | None, unmergeable: list[str] | None, *,
+    native_state: bool = False,
+) -> dict[str, str]:
     """Why each kind of read (:data:`CHANGES`, :data:`FULL`) of ``columns`` cannot give Java's
-    values; a kind missing from the answer is read exactly."""
+    values; a kind missing from the answer is read exactly. ``native_state``: merged state is
+    read by ``pypaimon-rust`` (``_native_read``), which keeps nanoseconds; the caller then
+    checks that every split of a state read goes there."""
     from paimon_feed.planner._pypaimon import _deduplicated_keys
 
     name = table.identifier.get_full_name()
@@ -200,7 +205,9 @@ def lossy_reads(table: Any, columns: Sequence[str] | None, unmergeable: list[str
                 f"table {name}: {why}; only Parquet files are read without that loss. Leave "
                 f"the column(s) out with a projection, or write the table in Parquet"
             ))
-        if file_format != "parquet":
+        if native_state:
+            pass  # Rust merges Arrow values, never Python ones
+        elif file_format != "parquet":
             refused.setdefault(FULL, (
                 f"table {name}: {why}; only Parquet files are read without that loss. Leave "
                 f"the column(s) out with a projection, or write the table in Parquet"

@@ -27,6 +27,7 @@ from pypaimon.read.scanner.changelog_follow_up_scanner import ChangelogFollowUpS
 
 from paimon_feed.errors import ConfigurationError, DamagedMetadataError, UnsupportedTableError
 from paimon_feed.planner import _exact
+from paimon_feed.planner._native_read import ROW_KIND_FROM_MERGE, NativeRead
 from paimon_feed.planner._objects import FilesystemPaths
 
 __all__ = [
@@ -658,12 +659,13 @@ class ExactRead:
     for every batch kind; columns read only for the predicate are dropped afterwards.
 
     Plain append data (see :class:`_DirectParquet`) is read with pyarrow directly, which gives
-    the same rows as pypaimon's reader at a fraction of the CPU per file.
+    the same rows as pypaimon's reader at a fraction of the CPU per file; merged primary-key
+    state, where ``pypaimon-rust`` is installed and exact, with Rust (see ``_native_read``).
     """
 
     def __init__(
         self, builder: Any, predicate: Any, columns: list[str] | None, *, direct: Any = None,
-        values: _ExactValues | None = None,
+        values: _ExactValues | None = None, native: Any = None,
     ) -> None:
         self._builder = builder
         self._predicate = predicate
@@ -672,6 +674,11 @@ class ExactRead:
         self.schema = _filtered(self._read_schema.empty_table(), None, columns).schema
         self._direct = direct
         self._values = values
+        self._native = native
+
+    def native_takes(self, split: Any) -> bool:
+        """Whether ``split`` is read by pypaimon-rust (if the direct path does not take it)."""
+        return self._native is not None and self._native.takes(split)
 
     def to_arrow(self, splits: list, *, removed: list | None = None) -> pa.Table:
         parts = []
@@ -703,6 +710,11 @@ class ExactRead:
         direct = self._direct.batches(splits, self._read_schema) if self._direct else None
         if direct is not None:
             return direct
+        if self._native is not None:
+            return self._native.read(splits, self._read_schema, self._pypaimon_run)
+        return self._pypaimon_run(splits)
+
+    def _pypaimon_run(self, splits: list) -> Iterator[pa.RecordBatch]:
         if self._values is not None:
             self._values.check_row_path(splits)
         return iter(self._builder.new_read().to_arrow_batch_reader(splits))
@@ -726,6 +738,9 @@ class ExactRead:
         data = None
         if self._direct is not None:
             data = self._direct.table(splits, self._read_schema)
+        if data is None and self._native is not None and any(map(self._native.takes, splits)):
+            batches = self._native.read(splits, self._read_schema, self._pypaimon_run)
+            data = pa.Table.from_batches(list(batches), schema=self._read_schema)
         if data is None:
             if self._values is not None:
                 self._values.check_row_path(splits)
@@ -1020,8 +1035,19 @@ class SchemaPlanner:
                      and name not in projection]
             read_columns = list(projection) + extra
             output_columns = ([ROW_KIND_COLUMN] if include_row_kind else []) + list(projection)
+        # Merged state with pypaimon-rust where it is exact (``_native_read``), per split.
+        native = NativeRead.for_table(
+            table, read_columns, ROW_KIND_FROM_MERGE if include_row_kind else None
+        )
         #: Why a batch kind (``_exact.CHANGES``, ``_exact.FULL``) cannot be read exactly.
-        self.refused = _exact.lossy_reads(table, read_columns, unmergeable)
+        self.refused = _exact.lossy_reads(table, read_columns, unmergeable, native_state=native is not None)
+        #: Why a state read is exact only if Rust reads every split of it (``None``: it is
+        #: exact either way).
+        self._native_only = None
+        if native is not None:
+            self._native_only = _exact.lossy_reads(table, read_columns, unmergeable).get(_exact.FULL)
+            if self._native_only == self.refused.get(_exact.FULL):
+                self._native_only = None
         chars = _exact.char_columns(table, read_columns)[0]
         pushed = _exact.pushable_predicate(predicate, table, chars)
         builder = table.new_stream_read_builder()
@@ -1038,9 +1064,11 @@ class SchemaPlanner:
                 manifests.install(self._scan._manifest_list_manager)
                 manifests.install(self._scan._manifest_file_manager)
             self._values = _exact_values(table, read_columns, chars)
+            self._read_columns = read_columns
             self.read = ExactRead(
                 builder, predicate, output_columns,
                 direct=_DirectParquet.for_table(table, include_row_kind), values=self._values,
+                native=native,
             )
             # Kept for overwrite reads: whole-table state, row kinds set by the feed.
             self._state_builder = table.new_read_builder()
@@ -1087,7 +1115,22 @@ class SchemaPlanner:
 
     def full_plan(self, snapshot: Any) -> Plan:
         plan = self._scan._create_initial_plan(snapshot)
-        return self._pruned(Plan(plan.splits(), snapshot_id=snapshot.id))
+        plan = self._pruned(Plan(plan.splits(), snapshot_id=snapshot.id))
+        self._check_native_only(plan.splits(), self.read)
+        return plan
+
+    def _check_native_only(self, splits: list, read: ExactRead) -> None:
+        """Refuse a state read (before any row) that is exact only through Rust when a split
+        would not go there."""
+        if self._native_only is None:
+            return
+        for split in splits:
+            if not read.native_takes(split):
+                raise UnsupportedTableError(
+                    f"{self._native_only} (pypaimon-rust, which keeps them, does not read "
+                    f"bucket {split.bucket}: its files are not all Parquet, ORC or Avro of "
+                    f"schema {self.schema_id})"
+                )
 
     def follow_up_plan(self, snapshot: Any) -> Plan:
         plan = self._scan._create_follow_up_plan(snapshot)
@@ -1157,6 +1200,7 @@ class SchemaPlanner:
         ]
         added = self._state_splits([e for e in entries if e.kind == 0], snapshot.id)
         removed = self._state_splits([_as_added(e) for e in entries if e.kind != 0], snapshot.id)
+        self._check_native_only([*added, *removed], self.state_read)
         return Plan(added, snapshot_id=snapshot.id), removed
 
     def _state_splits(self, entries: list, snapshot_id: int) -> list:
@@ -1190,7 +1234,7 @@ class SchemaPlanner:
         batches (whose rows get their kinds from :meth:`ExactRead.to_arrow`); built once."""
         return ExactRead(
             _StateBuilder(self._state_builder), self.read._predicate, self.read._columns,
-            values=self._values,
+            values=self._values, native=NativeRead.for_table(self.table, self._read_columns, "+I"),
         )
 
 

@@ -14,6 +14,7 @@ restarted query re-reads a journaled batch identically.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import math
@@ -34,7 +35,7 @@ from paimon_feed.errors import (
     SnapshotExpiredError,
 )
 from paimon_feed.planner import Planner
-from paimon_feed.planner import _exact, _pypaimon
+from paimon_feed.planner import _exact, _native_read, _pypaimon
 from paimon_feed.progress import RETRY, Progress
 from paimon_feed.spark.offsets import FeedOffset
 from paimon_feed.spark.options import (
@@ -238,6 +239,8 @@ def read_splits(
         )
     ]
     target = read.to_arrow([]).schema
+    # Merged state (full batches, overwrites) with pypaimon-rust where it is exact, per split.
+    natives = _NativeReads(table, options.include_row_kind)
     for (snapshot_id, row_kind), snapshot_splits in runs:
         # ORC pads CHAR(n) and Java's reader trims it: runs of all-ORC splits are trimmed
         for orc, run_splits in (
@@ -245,18 +248,51 @@ def read_splits(
         ):
             yield from _read_run(
                 table, read, run_splits, row_kind, snapshot_id, options, target,
-                chars if orc else (), conform,
+                chars if orc else (), conform, natives,
             )
+
+
+class _NativeReads:
+    """The partition's native readers (``planner._native_read``), built on first use: one for
+    change reads (row kinds from the merge), one per row kind a state is read as."""
+
+    def __init__(self, table: Any, include_row_kind: bool) -> None:
+        self._table = table
+        self._include_row_kind = include_row_kind
+        self._readers: dict[str | None, Any] = {}
+        self._state_target: Any = None
+
+    def get(self, row_kind: str | None) -> Any:
+        if row_kind not in self._readers:
+            kind = row_kind if row_kind is not None else (
+                _native_read.ROW_KIND_FROM_MERGE if self._include_row_kind else None
+            )
+            self._readers[row_kind] = _native_read.NativeRead.for_table(self._table, None, kind)
+        return self._readers[row_kind]
+
+    def state_target(self) -> Any:
+        """The schema of :func:`_pypaimon.read_state`'s batches."""
+        if self._state_target is None:
+            schema = self._table.new_read_builder().new_read().to_arrow([]).schema
+            self._state_target = pa.schema([pa.field(_pypaimon.ROW_KIND_COLUMN, pa.string()), *schema])
+        return self._state_target
 
 
 def _read_run(
     table: Any, read: Any, run_splits: list, row_kind: str | None, snapshot_id: int | None,
-    options: SourceOptions, target: Any, chars: Any, conform: Any,
+    options: SourceOptions, target: Any, chars: Any, conform: Any, natives: _NativeReads,
 ) -> Iterator[Any]:
+    native = natives.get(row_kind)
     if row_kind is not None:
-        batches = _pypaimon.read_state(table, run_splits, row_kind)
+        state = functools.partial(_pypaimon.read_state, table, row_kind=row_kind)
+        batches = (
+            native.read(run_splits, natives.state_target(), state)
+            if native is not None else state(run_splits)
+        )
     else:  # plain append files straight from pyarrow where provably identical
         batches = _pypaimon.direct_batches(table, run_splits, options.include_row_kind, target)
+        if batches is None and native is not None:
+            batches = native.read(run_splits, target, read.to_arrow_batch_reader)
         if batches is None:
             batches = read.to_arrow_batch_reader(run_splits)
     for batch in batches:

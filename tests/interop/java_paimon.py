@@ -231,9 +231,14 @@ class JavaTable:
         ``options`` such as ``scan.tag-name`` select), in that snapshot's schema."""
         return self.read_with_schema(snapshot, options=options)["rows"]
 
-    def read_with_schema(self, snapshot: int | None = None, *, options: dict | None = None) -> dict:
-        """``read``, answering ``rows``, ``schema_id`` and ``fields`` of the schema read with."""
+    def read_with_schema(
+        self, snapshot: int | None = None, *, options: dict | None = None, with_kind: bool = False
+    ) -> dict:
+        """``read``, answering ``rows``, ``schema_id`` and ``fields`` of the schema read with;
+        ``with_kind`` gives each row its kind (``_kind``) as the merge left it."""
         arguments = {} if snapshot is None else {"snapshot": snapshot}
+        if with_kind:
+            arguments["with_kind"] = True
         return self._call("read", options=options or {}, **arguments)
 
     def changes(self, after: int, to: int, *, options: dict | None = None, schema_id: int | None = None) -> dict:

@@ -97,7 +97,9 @@ def test_orc_primary_key_table_with_nanosecond_timestamps_is_refused_before_any_
     assert_same_rows(projected[0][1], [{"id": r["id"], "note": r["note"]} for r in table.read(2)])
 
 
-def test_merged_full_state_of_partial_update_with_nanoseconds_is_refused_and_its_changelog_is_exact(java, warehouse):
+def test_merged_full_state_of_partial_update_with_nanoseconds_is_refused_and_its_changelog_is_exact(java, warehouse, monkeypatch):
+    """Without pypaimon-rust (the ``[native]`` extra, ``test_interop_native.py`` has it)."""
+    monkeypatch.setenv("PAIMON_FEED_NATIVE_READ", "0")
     table = java.table(warehouse, "db.events").create(
         NANOS, primary_keys=["id"],
         options={"bucket": "1", "merge-engine": "partial-update", "changelog-producer": "input"},

@@ -330,9 +330,62 @@ public class PaimonDriver {
                     : DataTypes.TIMESTAMP(size);
         }
         if (type == null) {
-            throw new IllegalArgumentException("unsupported type " + text);
+            type = parseOtherType(notNull ? text.trim().substring(0, text.trim().length() - 9).trim() : text.trim());
         }
         return notNull ? type.notNull() : type;
+    }
+
+    /**
+     * Nested types ("ARRAY<INT>", "MAP<STRING, BIGINT>", "ROW<x INT, s STRING>", field names
+     * keep their case), "TIMESTAMP_LTZ(n)", and any other atomic type in Paimon's SQL syntax
+     * ("DECIMAL(38, 18)", "TINYINT", "BYTES").
+     */
+    private static DataType parseOtherType(String text) {
+        String upper = text.toUpperCase();
+        if (upper.startsWith("ARRAY<") && upper.endsWith(">")) {
+            return DataTypes.ARRAY(parseType(text.substring(6, text.length() - 1)));
+        }
+        if (upper.startsWith("MAP<") && upper.endsWith(">")) {
+            List<String> parts = splitTopLevel(text.substring(4, text.length() - 1));
+            return DataTypes.MAP(parseType(parts.get(0)), parseType(parts.get(1)));
+        }
+        if (upper.startsWith("ROW<") && upper.endsWith(">")) {
+            List<DataField> fields = new ArrayList<>();
+            for (String part : splitTopLevel(text.substring(4, text.length() - 1))) {
+                String field = part.trim();
+                int space = field.indexOf(' ');
+                fields.add(DataTypes.FIELD(fields.size(), field.substring(0, space), parseType(field.substring(space + 1))));
+            }
+            return DataTypes.ROW(fields.toArray(new DataField[0]));
+        }
+        java.util.regex.Matcher ltz = java.util.regex.Pattern.compile("TIMESTAMP_LTZ\\((\\d+)\\)").matcher(upper);
+        if (ltz.matches()) {
+            return DataTypes.TIMESTAMP_WITH_LOCAL_TIME_ZONE(Integer.parseInt(ltz.group(1)));
+        }
+        try {
+            return org.apache.paimon.types.DataTypeJsonParser.parseAtomicTypeSQLString(upper);
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException("unsupported type " + text, e);
+        }
+    }
+
+    private static List<String> splitTopLevel(String text) {
+        List<String> parts = new ArrayList<>();
+        int depth = 0;
+        int start = 0;
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c == '<' || c == '(') {
+                depth++;
+            } else if (c == '>' || c == ')') {
+                depth--;
+            } else if (c == ',' && depth == 0) {
+                parts.add(text.substring(start, i).trim());
+                start = i + 1;
+            }
+        }
+        parts.add(text.substring(start).trim());
+        return parts;
     }
 
     // writing ----------------------------------------------------------------------------------
@@ -466,6 +519,7 @@ public class PaimonDriver {
      * The table's rows at {"snapshot": N} (default: latest), as a batch read gives them; with
      * {"options": {"scan.tag-name": T}} at a tag. Time travel reads with the schema of the
      * snapshot it travels to; the answer names that schema ("schema_id", "fields").
+     * {"with_kind": true} adds each merged row's kind ("_kind").
      */
     private Map<String, Object> read(JsonNode req) throws Exception {
         FileStoreTable table = table(req);
@@ -477,7 +531,8 @@ public class PaimonDriver {
         ReadBuilder builder = table.newReadBuilder();
         TableScan.Plan plan = builder.newScan().plan();
         Map<String, Object> result = schemaResult(table.schema());
-        result.put("rows", rows(table.rowType(), builder, plan.splits(), false));
+        boolean withKind = req.has("with_kind") && req.get("with_kind").asBoolean();
+        result.put("rows", rows(table.rowType(), builder, plan.splits(), withKind));
         return result;
     }
 
@@ -541,7 +596,7 @@ public class PaimonDriver {
                         Map<String, Object> out = new LinkedHashMap<>();
                         for (int i = 0; i < getters.length; i++) {
                             Object value = getters[i].getFieldOrNull(row);
-                            out.put(fields.get(i).name(), toJsonValue(value));
+                            out.put(fields.get(i).name(), toJsonValue(fields.get(i).type(), value));
                         }
                         if (withKind) {
                             out.put("_kind", row.getRowKind().shortString());
@@ -615,21 +670,122 @@ public class PaimonDriver {
                 return value.asLong();
             case INTEGER:
                 return value.asInt();
+            case SMALLINT:
+                return (short) value.asInt();
+            case TINYINT:
+                return (byte) value.asInt();
             case DOUBLE:
                 return value.asDouble();
+            case FLOAT:
+                return (float) value.asDouble();
             case BOOLEAN:
                 return value.asBoolean();
             case VARCHAR:
             case CHAR:
                 return BinaryString.fromString(value.asText());
+            case BINARY:
+            case VARBINARY: // base64 text
+                return java.util.Base64.getDecoder().decode(value.asText());
+            case DECIMAL: // decimal text
+                {
+                    org.apache.paimon.types.DecimalType decimal = (org.apache.paimon.types.DecimalType) type;
+                    return org.apache.paimon.data.Decimal.fromBigDecimal(
+                            new java.math.BigDecimal(value.asText()), decimal.getPrecision(), decimal.getScale());
+                }
+            case DATE: // days since 1970-01-01
+                return value.asInt();
             case TIMESTAMP_WITHOUT_TIME_ZONE:
+            case TIMESTAMP_WITH_LOCAL_TIME_ZONE: // the UTC wall clock
                 return Timestamp.fromLocalDateTime(java.time.LocalDateTime.parse(value.asText()));
+            case ARRAY:
+                {
+                    DataType element = ((org.apache.paimon.types.ArrayType) type).getElementType();
+                    Object[] items = new Object[value.size()];
+                    for (int i = 0; i < items.length; i++) {
+                        JsonNode item = value.get(i);
+                        items[i] = item.isNull() ? null : toValue(element, item);
+                    }
+                    return new org.apache.paimon.data.GenericArray(items);
+                }
+            case MAP: // a JSON object (string keys)
+                {
+                    org.apache.paimon.types.MapType map = (org.apache.paimon.types.MapType) type;
+                    Map<Object, Object> entries = new LinkedHashMap<>();
+                    Iterator<Map.Entry<String, JsonNode>> it = value.fields();
+                    while (it.hasNext()) {
+                        Map.Entry<String, JsonNode> entry = it.next();
+                        entries.put(
+                                BinaryString.fromString(entry.getKey()),
+                                entry.getValue().isNull() ? null : toValue(map.getValueType(), entry.getValue()));
+                    }
+                    return new org.apache.paimon.data.GenericMap(entries);
+                }
+            case ROW:
+                return toRow((RowType) type, value);
             default:
                 throw new IllegalArgumentException("unsupported type " + type);
         }
     }
 
-    /** A read value as JSON: strings as text, timestamps as "yyyy-MM-ddTHH:mm:ss.nnnnnnnnn". */
+    /**
+     * A read value as JSON: strings as text, timestamps as "yyyy-MM-ddTHH:mm:ss.nnnnnnnnn",
+     * decimals as plain text, binary as base64, dates as days, nested values recursively (maps
+     * as objects keyed by the key's text).
+     */
+    private static Object toJsonValue(DataType type, Object value) {
+        if (value == null) {
+            return null;
+        }
+        switch (type.getTypeRoot()) {
+            case DECIMAL:
+                return ((org.apache.paimon.data.Decimal) value).toBigDecimal().toPlainString();
+            case BINARY:
+            case VARBINARY:
+                return java.util.Base64.getEncoder().encodeToString((byte[]) value);
+            case ARRAY:
+                {
+                    DataType element = ((org.apache.paimon.types.ArrayType) type).getElementType();
+                    org.apache.paimon.data.InternalArray array = (org.apache.paimon.data.InternalArray) value;
+                    org.apache.paimon.data.InternalArray.ElementGetter getter =
+                            org.apache.paimon.data.InternalArray.createElementGetter(element);
+                    List<Object> items = new ArrayList<>();
+                    for (int i = 0; i < array.size(); i++) {
+                        items.add(toJsonValue(element, getter.getElementOrNull(array, i)));
+                    }
+                    return items;
+                }
+            case MAP:
+                {
+                    org.apache.paimon.types.MapType type2 = (org.apache.paimon.types.MapType) type;
+                    org.apache.paimon.data.InternalMap map = (org.apache.paimon.data.InternalMap) value;
+                    org.apache.paimon.data.InternalArray.ElementGetter keys =
+                            org.apache.paimon.data.InternalArray.createElementGetter(type2.getKeyType());
+                    org.apache.paimon.data.InternalArray.ElementGetter values =
+                            org.apache.paimon.data.InternalArray.createElementGetter(type2.getValueType());
+                    Map<String, Object> out = new java.util.TreeMap<>();
+                    for (int i = 0; i < map.size(); i++) {
+                        out.put(
+                                String.valueOf(toJsonValue(type2.getKeyType(), keys.getElementOrNull(map.keyArray(), i))),
+                                toJsonValue(type2.getValueType(), values.getElementOrNull(map.valueArray(), i)));
+                    }
+                    return out;
+                }
+            case ROW:
+                {
+                    List<DataField> fields = ((RowType) type).getFields();
+                    InternalRow row = (InternalRow) value;
+                    Map<String, Object> out = new LinkedHashMap<>();
+                    for (int i = 0; i < fields.size(); i++) {
+                        Object field = InternalRow.createFieldGetter(fields.get(i).type(), i).getFieldOrNull(row);
+                        out.put(fields.get(i).name(), toJsonValue(fields.get(i).type(), field));
+                    }
+                    return out;
+                }
+            default:
+                return toJsonValue(value);
+        }
+    }
+
     private static Object toJsonValue(Object value) {
         if (value instanceof BinaryString) {
             return value.toString();
