@@ -32,7 +32,12 @@ if TYPE_CHECKING:
     from paimon_feed.batch import FeedBatch
     from paimon_feed.checkpoint import CheckpointStore
     from paimon_feed.feed import ChangeFeed, FeedMetrics, SyncChangeFeed
-    from paimon_feed.notifiers import LocalNotifier, Notifier, PollingNotifier, SnapshotHint
+    from paimon_feed.notifiers import (
+        LocalNotifier,
+        Notifier,
+        PollingNotifier,
+        SnapshotHint,
+    )
     from paimon_feed.notifiers.sqs import SqsNotifier
     from paimon_feed.planner import Planner
     from paimon_feed.start import StartPosition, parse_end, parse_start

@@ -34,7 +34,13 @@ from paimon_feed.errors import (
     SnapshotExpiredError,
     TableNotFoundError,
 )
-from paimon_feed.filters import BoundFilter, bind_filters, parse_filter, table_schema, to_predicate
+from paimon_feed.filters import (
+    BoundFilter,
+    bind_filters,
+    parse_filter,
+    table_schema,
+    to_predicate,
+)
 from paimon_feed.output import FORMATS, RowWriter, rows_from_arrow
 from paimon_feed.start import StartPosition, parse_start
 

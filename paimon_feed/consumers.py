@@ -19,7 +19,11 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from paimon_feed import _units
-from paimon_feed.checkpoint import CheckpointStore, decode_checkpoint, validate_consumer_id
+from paimon_feed.checkpoint import (
+    CheckpointStore,
+    decode_checkpoint,
+    validate_consumer_id,
+)
 from paimon_feed.errors import (
     CheckpointError,
     ConfigurationError,

@@ -6,16 +6,15 @@ from __future__ import annotations
 import re
 
 import pyarrow as pa
-
 import pytest
 from pypaimon import Schema
 from pypaimon.schema.data_types import AtomicType
 from pypaimon.schema.schema_change import SchemaChange
+from s3_support import create_table, paimon_catalog, s3_catalog_options
 
 from paimon_feed.errors import ConfigurationError, TableNotFoundError
-from paimon_feed.planner._pypaimon import table_url
+from paimon_feed.planner._snapshots import table_url
 from paimon_feed.tables import open_catalog, open_table, read_table_schema
-from s3_support import create_table, paimon_catalog, s3_catalog_options
 
 NESTED = pa.schema(
     [

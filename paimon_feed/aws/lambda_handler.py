@@ -144,9 +144,21 @@ from paimon_feed.errors import (
 from paimon_feed.notifiers.base import normalize_table_url
 from paimon_feed.notifiers.events import MalformedMessageError, parse_lambda_event
 from paimon_feed.planner import Planner
-from paimon_feed.progress import RETRY, ExpiredPolicy, HistoryPolicy, Progress, check_policies
+from paimon_feed.progress import (
+    RETRY,
+    ExpiredPolicy,
+    HistoryPolicy,
+    Progress,
+    check_policies,
+)
 from paimon_feed.start import parse_start
-from paimon_feed.tables import check_reachable, open_catalog, open_table, parse_table_name, redact
+from paimon_feed.tables import (
+    check_reachable,
+    open_catalog,
+    open_table,
+    parse_table_name,
+    redact,
+)
 
 __all__ = [
     "handler",

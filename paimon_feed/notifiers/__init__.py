@@ -22,7 +22,10 @@ from paimon_feed.notifiers.base import (
 )
 from paimon_feed.notifiers.local import LocalNotifier
 from paimon_feed.notifiers.polling import PollingNotifier
-from paimon_feed.notifiers.sqs import QUEUE_URL_ENV, queue_url_from_env  # aiobotocore loads lazily
+from paimon_feed.notifiers.sqs import (  # aiobotocore loads lazily
+    QUEUE_URL_ENV,
+    queue_url_from_env,
+)
 
 __all__ = [
     "Notifier",

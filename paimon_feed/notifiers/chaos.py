@@ -19,7 +19,12 @@ import random
 import time
 from collections import Counter
 
-from paimon_feed.notifiers.base import Notifier, SnapshotHint, Subscription, cancel_and_wait
+from paimon_feed.notifiers.base import (
+    Notifier,
+    SnapshotHint,
+    Subscription,
+    cancel_and_wait,
+)
 
 __all__ = ["ChaosNotifier"]
 

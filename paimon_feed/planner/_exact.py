@@ -6,7 +6,7 @@ give Java's values, and this module knows which:
 - Primary-key splits that pypaimon reads row by row (the merge of a state split, and every
   change split of a format the feed does not read itself) turn values into Python objects:
   ``TIMESTAMP(7..9)`` loses its nanoseconds. The feed reads such columns only where its own
-  Arrow path applies (:class:`~paimon_feed.planner._pypaimon._DirectParquet`), and refuses the
+  Arrow path applies (:class:`~paimon_feed.planner._direct_read._DirectParquet`), and refuses the
   batch kinds that would take the row path (:func:`lossy_reads`).
 - ORC stores ``CHAR(n)`` padded with spaces and Java's ORC reader trims trailing spaces
   (``CharTreeReader``); pyarrow does not. :func:`strip_char_padding` does what Java does, for
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import logging
 from typing import Any, Iterable, Sequence
-
 
 from paimon_feed.errors import UnsupportedTableError
 
@@ -159,7 +158,7 @@ def lossy_reads(
     values; a kind missing from the answer is read exactly. ``native_state``: merged state is
     read by ``pypaimon-rust`` (``_native_read``), which keeps nanoseconds; the caller then
     checks that every split of a state read goes there."""
-    from paimon_feed.planner._pypaimon import _deduplicated_keys
+    from paimon_feed.planner._direct_read import _deduplicated_keys
 
     name = table.identifier.get_full_name()
     refused: dict[str, str] = {}

@@ -3,7 +3,8 @@
 Synchronous and notifier-agnostic: it reads snapshot files from a position forward and plans
 each scannable one with pypaimon's own streaming planner, so what a batch contains is exactly
 what pypaimon's ``AsyncStreamingTableScan`` would have yielded for the same snapshot. Every
-pypaimon internal the project relies on is imported in this folder (see ``_pypaimon.py``).
+pypaimon internal the project relies on is imported in this folder (``_snapshots``, ``_manifests``,
+``_schemas``, ``_scan``, ``_read``, ``_direct_read``, ``_native_read``, ``splits``).
 
 Costs are kept to what push needs: checking for new data is one read attempt of
 ``snapshot-{next}``; the expiry check (which reads ``EARLIEST``/``LATEST``) runs only when the
@@ -39,7 +40,7 @@ from paimon_feed.errors import (
     UnsupportedTableError,
     is_transient,
 )
-from paimon_feed.planner import _exact, _pypaimon
+from paimon_feed.planner import _exact, _manifests, _scan, _schemas, _snapshots
 from paimon_feed.planner._objects import MetadataFiles
 from paimon_feed.start import StartSpec, parse_end, parse_start
 from paimon_feed.tables import check_data_table
@@ -137,7 +138,7 @@ def _construction_boundary(init):
         except FeedError:
             raise
         except Exception as exc:
-            raise _translate(_pypaimon.table_name(table), "opening the table", exc) from exc
+            raise _translate(_snapshots.table_name(table), "opening the table", exc) from exc
 
     return wrapper
 
@@ -189,16 +190,16 @@ class Planner:
             )
         if overwrite == "read" and table.options.deletion_vectors_enabled():
             raise ConfigurationError(
-                f"table {_pypaimon.table_name(table)}: overwrite='read' is not supported on "
+                f"table {_snapshots.table_name(table)}: overwrite='read' is not supported on "
                 f"tables with deletion vectors (the rows an overwrite removed cannot be told "
                 f"from rows deleted before it); use overwrite='skip'"
             )
         self.table = table
-        self.table_name = _pypaimon.table_name(table)
-        self.table_url = _pypaimon.table_url(table)
+        self.table_name = _snapshots.table_name(table)
+        self.table_url = _snapshots.table_url(table)
         self.reads_in_flight = reads_in_flight(self.table_url)
         self.files = MetadataFiles(table.file_io)
-        self.manifests = _pypaimon.ManifestCache(
+        self.manifests = _manifests.ManifestCache(
             self.files, _MANIFEST_CACHE_ENTRIES, _MANIFEST_CACHE_BYTES,
             local=self.reads_in_flight == _READS_IN_FLIGHT_LOCAL,
         )
@@ -212,10 +213,10 @@ class Planner:
         self._last_overwrite_seen = 0
         # Columns the caller named, by field id, so they can be followed through renames.
         self._projection_ids = (
-            _pypaimon.field_ids(table, self.projection) if self.projection is not None else None
+            _schemas.field_ids(table, self.projection) if self.projection is not None else None
         )
-        self._predicate_ids = _pypaimon.field_ids(table, _pypaimon.predicate_columns(predicate))
-        self._schemas: dict[int, _pypaimon.SchemaPlanner] = {}
+        self._predicate_ids = _schemas.field_ids(table, _schemas.predicate_columns(predicate))
+        self._schemas: dict[int, _scan.SchemaPlanner] = {}
         self._schemas_lock = threading.Lock()
         base = self._schema_planner(table.table_schema.id)  # validates projection and predicate
         self.mode: BatchKind = base.mode
@@ -240,7 +241,7 @@ class Planner:
         if cached is not None:
             return cached
         try:
-            snapshot = _pypaimon.read_snapshot(self._snapshots, snapshot_id, self.files)
+            snapshot = _snapshots.read_snapshot(self._snapshots, snapshot_id, self.files)
         except Exception as exc:
             path = self._snapshots.get_snapshot_path(snapshot_id)
             raise _translate(self.table_name, f"reading snapshot {snapshot_id} ({path})", exc) from exc
@@ -281,7 +282,7 @@ class Planner:
         cached = self._snapshot_cache.get(newest)
         if cached is not None:
             try:
-                fresh = _pypaimon.read_snapshot(self._snapshots, newest, self.files)
+                fresh = _snapshots.read_snapshot(self._snapshots, newest, self.files)
             except Exception as exc:
                 path = self._snapshots.get_snapshot_path(newest)
                 raise _translate(self.table_name, f"reading snapshot {newest} ({path})", exc) from exc
@@ -314,7 +315,7 @@ class Planner:
         Read as Java Paimon reads it: the ``LATEST`` hint if it names an existing snapshot
         with no newer one, else a listing of the snapshot directory.
         """
-        return _pypaimon.latest_snapshot_id(self._snapshots, self._exists, self.files)
+        return _snapshots.latest_snapshot_id(self._snapshots, self._exists, self.files)
 
     def _exists(self, snapshot_id: int) -> bool:
         """Whether snapshot ``snapshot_id``'s file exists: a damaged one does (it is reported
@@ -328,7 +329,7 @@ class Planner:
     def earliest_snapshot_id(self) -> int | None:
         """The oldest retained snapshot id, or ``None`` for an empty table (the ``EARLIEST``
         hint if it names an existing snapshot, else a listing)."""
-        return _pypaimon.earliest_snapshot_id(self._snapshots, self.files)
+        return _snapshots.earliest_snapshot_id(self._snapshots, self.files)
 
     @_storage_boundary
     def check_not_expired(self, next_snapshot_id: int) -> None:
@@ -348,13 +349,13 @@ class Planner:
         raise SnapshotExpiredError(self.table_name, next_snapshot_id, self.earliest_snapshot_id())
 
     # Schemas.
-    def _schema_planner(self, schema_id: int) -> _pypaimon.SchemaPlanner:
+    def _schema_planner(self, schema_id: int) -> _scan.SchemaPlanner:
         """The planner of one schema, with the feed's columns mapped to it by field id."""
         with self._schemas_lock:
             planner = self._schemas.get(schema_id)
             if planner is not None:
                 return planner
-            table = _pypaimon.table_at_schema(self.table, schema_id)
+            table = _schemas.table_at_schema(self.table, schema_id)
             if table is None:
                 raise UnsupportedTableError(
                     f"table {self.table_name}: schema {schema_id} (schema/schema-{schema_id}) "
@@ -377,12 +378,12 @@ class Planner:
                         f"the feed with a projection of that schema's columns"
                     )
             # A column the schema lacks (added later, or dropped) is null in all its rows.
-            predicate = _pypaimon.rename_predicate(
+            predicate = _schemas.rename_predicate(
                 self.predicate,
                 {n: names[i] for n, i in self._predicate_ids.items() if i in names},
                 table,
             )
-            planner = _pypaimon.SchemaPlanner(
+            planner = _scan.SchemaPlanner(
                 table,
                 projection=projection,
                 predicate=predicate,
@@ -406,7 +407,7 @@ class Planner:
             self._check_readable(self._schema_planner(self.table.table_schema.id), _exact.FULL)
 
     @staticmethod
-    def _check_readable(planner: _pypaimon.SchemaPlanner, kind: str) -> None:
+    def _check_readable(planner: _scan.SchemaPlanner, kind: str) -> None:
         reason = planner.refused.get(kind)
         if reason is not None:
             raise UnsupportedTableError(reason)
@@ -480,7 +481,7 @@ class Planner:
 
     def _tagged_snapshot(self, name: str) -> Any:
         """The snapshot tag ``name`` holds (it outlives the snapshot's own file)."""
-        tags = _pypaimon.read_tags(self.table)
+        tags = _snapshots.read_tags(self.table)
         if name not in tags:
             raise InvalidStartError(
                 f"table {self.table_name} has no tag {name!r}; its tags: "
@@ -493,7 +494,7 @@ class Planner:
         """Snapshot ``snapshot_id`` from its file, or from a tag holding it once it expired."""
         snapshot = self._get_snapshot(snapshot_id) or self._tag_snapshots.get(snapshot_id)
         if snapshot is None:
-            for tag in _pypaimon.read_tags(self.table).values():
+            for tag in _snapshots.read_tags(self.table).values():
                 if tag.id == snapshot_id:
                     self._tag_snapshots[snapshot_id] = tag
                     return tag
@@ -745,7 +746,7 @@ class Planner:
 
     def _batch(
         self,
-        planner: _pypaimon.SchemaPlanner,
+        planner: _scan.SchemaPlanner,
         plan: Any,
         kind: BatchKind,
         first_id: int,

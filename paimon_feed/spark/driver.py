@@ -34,8 +34,21 @@ from paimon_feed.errors import (
     InvalidStartError,
     SnapshotExpiredError,
 )
-from paimon_feed.planner import Planner
-from paimon_feed.planner import _exact, _native_read, _pypaimon
+from paimon_feed.planner import (
+    Planner,
+    _direct_read,
+    _exact,
+    _native_read,
+    _read,
+    _rows,
+    _schemas,
+)
+from paimon_feed.planner.splits import (
+    deserialize_split,
+    divide_split,
+    serialize_split,
+    with_read_batch_rows,
+)
 from paimon_feed.progress import RETRY, Progress
 from paimon_feed.spark.offsets import FeedOffset
 from paimon_feed.spark.options import (
@@ -134,14 +147,14 @@ def pack_splits(
 
     for batch in batches:
         for whole, row_kind in _kinded_splits(batch):
-            for split in _pypaimon.divide_split(table, whole, max_bytes, OPEN_COST_BYTES):
+            for split in divide_split(table, whole, max_bytes, OPEN_COST_BYTES):
                 weight = _weight(split)
                 if current and size + weight > max_bytes:
                     flush()
                 if first is None:
                     first = batch.first_snapshot_id
                 kind = batch.kind
-                current.append(_pypaimon.serialize_split(split))
+                current.append(serialize_split(split))
                 snapshot_ids.append(batch.snapshot_id)
                 row_kinds.append(row_kind)
                 size += weight
@@ -225,10 +238,10 @@ def read_splits(
     Arrow schema).
     """
     latest = load_table(options)
-    table = _pypaimon.table_at_schema(latest, group.schema_id) or latest
-    table = _exact.readable_table(_pypaimon.with_read_batch_rows(table, READ_BATCH_ROWS))
+    table = _schemas.table_at_schema(latest, group.schema_id) or latest
+    table = _exact.readable_table(with_read_batch_rows(table, READ_BATCH_ROWS))
     chars = _exact.char_columns(table)[0]
-    splits = [_pypaimon.deserialize_split(data, table) for data in group.splits]
+    splits = [deserialize_split(data, table) for data in group.splits]
     read = table.new_stream_read_builder().with_include_row_kind(options.include_row_kind).new_read()
     row_kinds = group.row_kinds or (None,) * len(splits)
     keys = group.snapshot_ids if options.include_snapshot_id else (None,) * len(splits)
@@ -271,10 +284,10 @@ class _NativeReads:
         return self._readers[row_kind]
 
     def state_target(self) -> Any:
-        """The schema of :func:`_pypaimon.read_state`'s batches."""
+        """The schema of :func:`_read.read_state`'s batches."""
         if self._state_target is None:
             schema = self._table.new_read_builder().new_read().to_arrow([]).schema
-            self._state_target = pa.schema([pa.field(_pypaimon.ROW_KIND_COLUMN, pa.string()), *schema])
+            self._state_target = pa.schema([pa.field(_rows.ROW_KIND_COLUMN, pa.string()), *schema])
         return self._state_target
 
 
@@ -284,13 +297,13 @@ def _read_run(
 ) -> Iterator[Any]:
     native = natives.get(row_kind)
     if row_kind is not None:
-        state = functools.partial(_pypaimon.read_state, table, row_kind=row_kind)
+        state = functools.partial(_read.read_state, table, row_kind=row_kind)
         batches = (
             native.read(run_splits, natives.state_target(), state)
             if native is not None else state(run_splits)
         )
     else:  # plain append files straight from pyarrow where provably identical
-        batches = _pypaimon.direct_batches(table, run_splits, options.include_row_kind, target)
+        batches = _direct_read.direct_batches(table, run_splits, options.include_row_kind, target)
         if batches is None and native is not None:
             batches = native.read(run_splits, target, read.to_arrow_batch_reader)
         if batches is None:

@@ -76,7 +76,6 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from paimon_feed.checkpoint import validate_consumer_id
-from paimon_feed.progress import check_policies
 from paimon_feed.errors import (
     ConfigurationError,
     InvalidConsumerIdError,
@@ -84,6 +83,7 @@ from paimon_feed.errors import (
     InvalidStartError,
     UnknownOptionError,
 )
+from paimon_feed.progress import check_policies
 from paimon_feed.start import parse_end, parse_start
 from paimon_feed.tables import parse_table_name
 
@@ -255,7 +255,7 @@ def parse_options(
             if not suffix:
                 raise InvalidOptionError(f"option {key!r} names no catalog option after the prefix")
             if known_catalog_keys is None:  # looked up only when there is a key to re-spell
-                from paimon_feed.planner._pypaimon import canonical_option_keys
+                from paimon_feed.planner._schemas import canonical_option_keys
 
                 known_catalog_keys = canonical_option_keys()
             catalog[_catalog_key(suffix, known_catalog_keys)] = str(value)

@@ -36,7 +36,11 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from pyspark.sql import types as T
 
-from paimon_feed.errors import ConfigurationError, SchemaChangedError, UnsupportedTypeError
+from paimon_feed.errors import (
+    ConfigurationError,
+    SchemaChangedError,
+    UnsupportedTypeError,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -14,12 +14,12 @@ import pytest
 from pypaimon import Schema
 from pypaimon.schema.data_types import AtomicType
 from pypaimon.schema.schema_change import SchemaChange
-
-from paimon_feed import Planner
-from paimon_feed.planner import _pypaimon
-from paimon_feed.tables import commit_arrow
 from support.direct_read import spy_direct_reads
 from support.planning import plan_rounds
+
+from paimon_feed import Planner
+from paimon_feed.planner import _direct_read
+from paimon_feed.tables import commit_arrow
 
 WIDE = pa.schema([
     pa.field("id", pa.int64(), nullable=False),
@@ -225,7 +225,7 @@ def test_a_state_split_too_large_to_merge_in_memory_is_merged_by_pypaimon(cat, m
         KEYED, primary_keys=["k", "n", "dt"], options={"bucket": "2", "rowkind.field": "op"}), False)
     table = cat.get_table("db.keyed")
     write_versions(table)
-    monkeypatch.setattr(_pypaimon, "MERGE_SPLIT_BYTES", 1)
+    monkeypatch.setattr(_direct_read, "MERGE_SPLIT_BYTES", 1)
     direct, used = merged_reads(table, monkeypatch, True)
     oracle, _ = merged_reads(table, monkeypatch, False)
     assert direct == oracle

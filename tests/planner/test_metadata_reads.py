@@ -21,7 +21,7 @@ from support.tables import (
 )
 
 from paimon_feed import Planner
-from paimon_feed.planner import _pypaimon
+from paimon_feed.planner import _manifests, _snapshots
 from paimon_feed.planner import planner as planner_module
 from paimon_feed.planner._objects import FilesystemPaths, MetadataFiles
 from paimon_feed.planner.planner import reads_in_flight
@@ -186,8 +186,8 @@ def test_snapshots_parse_exactly_as_pypaimons_json_does(any_table, warehouse):
     without_uuid = {key: value for key, value in every_field.items() if key != "uuid"}
     texts += [json.dumps(every_field), json.dumps(without_uuid)]
     for text in texts:
-        assert _pypaimon.parse_snapshot(text) == JSON.from_json(text, Snapshot), text
-    assert _pypaimon.parse_snapshot(json.dumps(without_uuid)).uuid is None
+        assert _snapshots.parse_snapshot(text) == JSON.from_json(text, Snapshot), text
+    assert _snapshots.parse_snapshot(json.dumps(without_uuid)).uuid is None
 
 
 def _identifiers(entries) -> list:
@@ -213,7 +213,7 @@ def test_manifests_decoded_inline_list_the_files_pypaimons_pool_lists(cat, shape
         (overwrite if shape != "primary key" and n % 4 == 3 else commit)(table, n)
     snapshots = table.snapshot_manager()
     latest = snapshots.get_latest_snapshot().id
-    cache = _pypaimon.ManifestCache(MetadataFiles(table.file_io), local=local)
+    cache = _manifests.ManifestCache(MetadataFiles(table.file_io), local=local)
     inline = cache.install(ManifestFileManager(table))
     decoded_on = set()
     read = inline.read
@@ -238,7 +238,7 @@ def test_manifests_still_to_be_fetched_from_a_store_are_read_by_pypaimons_pool(a
     for n in range(6):
         commit(append_table, n)
     metas = _manifests_of(append_table, append_table.snapshot_manager().get_latest_snapshot())
-    cache = _pypaimon.ManifestCache(MetadataFiles(append_table.file_io), local=False)
+    cache = _manifests.ManifestCache(MetadataFiles(append_table.file_io), local=False)
     manager = cache.install(ManifestFileManager(append_table))
     decoded_on = []
     read = manager.read

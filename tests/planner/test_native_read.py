@@ -14,11 +14,11 @@ import pytest
 from pypaimon import Schema
 from pypaimon.schema.data_types import AtomicType
 from pypaimon.schema.schema_change import SchemaChange
+from support.native import require_native, spy_native_reads
 
 from paimon_feed import Planner
 from paimon_feed.planner import _native_read
 from paimon_feed.tables import commit_arrow
-from support.native import require_native, spy_native_reads
 
 
 @pytest.fixture(autouse=True)

@@ -11,10 +11,10 @@ import threading
 import pyarrow as pa
 import pytest
 from pypaimon import Schema
+from support.planning import plan_rounds
 
 from paimon_feed import ChangeFeed, ConfigurationError, Planner
 from paimon_feed.tables import commit_arrow
-from support.planning import plan_rounds
 
 SCHEMA = pa.schema(
     [pa.field("id", pa.int64(), nullable=False), ("v", pa.string()), pa.field("dt", pa.string(), nullable=False)]

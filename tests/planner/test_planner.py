@@ -1,9 +1,9 @@
 """The synchronous planner: coverage, catch-up equivalence, determinism, storage cost."""
 
 import pytest
+from support.tables import commit, expire_snapshots, overwrite
 
 from paimon_feed import InvalidStartError, Planner, SnapshotExpiredError
-from support.tables import commit, expire_snapshots, overwrite
 
 
 def rows(batches):

@@ -11,10 +11,10 @@ from decimal import Decimal
 import pyarrow as pa
 import pytest
 from pypaimon import Schema
+from support.planning import plan_rounds
 
 from paimon_feed import Planner
 from paimon_feed.tables import commit_arrow
-from support.planning import plan_rounds
 
 SCHEMA = pa.schema(
     [pa.field("id", pa.int64(), nullable=False), ("n", pa.int32()), pa.field("dt", pa.string(), nullable=False)]

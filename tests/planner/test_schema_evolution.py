@@ -13,10 +13,10 @@ import pytest
 from pypaimon import Schema
 from pypaimon.schema.data_types import AtomicType
 from pypaimon.schema.schema_change import SchemaChange
+from support.planning import plan_rounds
 
 from paimon_feed import ChangeFeed, Planner
 from paimon_feed.tables import commit_arrow
-from support.planning import plan_rounds
 
 BIG = 2**40
 

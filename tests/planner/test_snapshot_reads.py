@@ -10,9 +10,6 @@ import os
 import pyarrow as pa
 import pytest
 from pypaimon import Schema
-
-from paimon_feed import ChangeFeed, Planner, SnapshotExpiredError, StorageError, UnsupportedTableError
-from paimon_feed.tables import commit_arrow
 from support.planning import plan_rounds
 from support.tables import (
     catalog,
@@ -22,6 +19,15 @@ from support.tables import (
     overwrite,
     table_dir,
 )
+
+from paimon_feed import (
+    ChangeFeed,
+    Planner,
+    SnapshotExpiredError,
+    StorageError,
+    UnsupportedTableError,
+)
+from paimon_feed.tables import commit_arrow
 
 
 class CountingReads:

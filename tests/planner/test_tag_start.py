@@ -8,9 +8,9 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from support.tables import append_rows, commit, expire_snapshots
 
 from paimon_feed import ChangeFeed, InvalidStartError, Planner, parse_start
-from support.tables import append_rows, commit, expire_snapshots
 
 
 def test_a_feed_starts_from_a_tag_even_after_its_snapshot_expired(append_table):

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-
-from paimon_feed.planner._pypaimon import table_url
-from paimon_feed.spark.tracker import SnapshotTracker, StorageCounter, tracking_mode
 from spark_support import commit, wait_until
+
+from paimon_feed.planner._snapshots import table_url
+from paimon_feed.spark.tracker import SnapshotTracker, StorageCounter, tracking_mode
 
 
 class FakeClock:

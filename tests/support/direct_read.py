@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from paimon_feed.planner import _pypaimon
+from paimon_feed.planner import _direct_read
 
 
 def spy_direct_reads(monkeypatch, *, direct: bool) -> list[bool]:
@@ -10,12 +10,12 @@ def spy_direct_reads(monkeypatch, *, direct: bool) -> list[bool]:
     offered, whether it took it."""
     monkeypatch.setenv("PAIMON_FEED_DIRECT_READ", "1" if direct else "0")
     used: list[bool] = []
-    original = _pypaimon._DirectParquet.batches
+    original = _direct_read._DirectParquet.batches
 
     def spy(self, splits, target):
         batches = original(self, splits, target)
         used.append(batches is not None)
         return batches
 
-    monkeypatch.setattr(_pypaimon._DirectParquet, "batches", spy)
+    monkeypatch.setattr(_direct_read._DirectParquet, "batches", spy)
     return used
