@@ -407,8 +407,8 @@ def memory_child(argv: list[str]) -> None:
     def on_batch(feed, batch):
         planner = feed._planner
         caches.update(
-            snapshot_cache_entries=len(planner._snapshot_cache),
-            snapshot_cache_limit=planner._snapshot_cache.maxsize,
+            snapshot_cache_entries=len(planner.timeline._cache),
+            snapshot_cache_limit=planner.timeline._cache.maxsize,
             manifest_cache_entries=len(planner.manifests),
             manifest_cache_bytes=planner.manifests.bytes,
             manifest_cache_limits=[planner.manifests.max_entries, planner.manifests.max_bytes],
@@ -483,7 +483,7 @@ def measure_phases(table, snapshots: int, repeats: int) -> dict:
     for _ in range(repeats):
         planner = Planner(table)
         timed("resolve_start", lambda: planner.resolve_start("earliest"))
-        timed("snapshot_reads", lambda: planner._get_snapshots(range(1, snapshots + 1)))
+        timed("snapshot_reads", lambda: planner.timeline.get_many(range(1, snapshots + 1)))
         batch = timed("plan", lambda: planner.next_batches(1, limit=16).batches[0])
         rows = timed("read", lambda: batch.to_arrow().num_rows)
         assert rows == snapshots * ROWS_PER_COMMIT, rows

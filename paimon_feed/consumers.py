@@ -119,9 +119,9 @@ def _commit_time_ms(table: Any, snapshot_id: int) -> int | None:
 def list_consumers(table: Any) -> list[ConsumerInfo]:
     """Every consumer of ``table``, sorted by id. A corrupt consumer file is a
     :class:`CheckpointError` naming it (Paimon's expiration would fail on it too)."""
-    from paimon_feed.planner import Planner
+    from paimon_feed.planner import Timeline
 
-    latest = Planner(table).latest_snapshot_id() or 0
+    latest = Timeline(table).latest_snapshot_id() or 0
     entries = []
     for consumer_id, status in sorted(_consumer_files(table).items()):
         path = f"{_consumer_dir(table)}/{_PREFIX}{consumer_id}"

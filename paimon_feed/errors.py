@@ -32,6 +32,9 @@ Lower-level exceptions are chained (``raise ... from exc``).
 
 from __future__ import annotations
 
+import contextlib
+from typing import Iterator
+
 __all__ = [
     "FeedError",
     "ConfigurationError",
@@ -47,6 +50,8 @@ __all__ = [
     "StorageError",
     "UnsupportedTableError",
     "is_transient",
+    "as_feed_error",
+    "storage_errors",
     "brief_repr",
     "NotifierError",
     "InvocationFailedError",
@@ -189,6 +194,37 @@ def is_transient(exc: BaseException | None) -> bool:
             return True
         exc = exc.__cause__ or exc.__context__
     return False
+
+
+def as_feed_error(table: str, what: str, exc: BaseException) -> FeedError:
+    """The one translation of a failure into a FeedError: ``exc`` itself if it is one, a
+    :class:`StorageError` (retried by callers) if a retry may fix it (:func:`is_transient`),
+    else an :class:`UnsupportedTableError` (reported at once). ``what`` says what failed."""
+    if isinstance(exc, FeedError):
+        return exc
+    if is_transient(exc):
+        return StorageError(f"table {table}: {what} failed: {type(exc).__name__}: {exc}")
+    return UnsupportedTableError(
+        f"table {table}: {what} failed, and would fail again: {type(exc).__name__}: {exc}. "
+        f"pypaimon cannot read this part of the table; check the table's Paimon version "
+        f"against the compatibility table in docs/compatibility.md"
+    )
+
+
+@contextlib.contextmanager
+def storage_errors(table: str, what: str) -> Iterator[None]:
+    """The boundary where pypaimon and storage failures become FeedErrors (see
+    :func:`as_feed_error`)::
+
+        with storage_errors("db.t", "reading snapshot 4"):
+            ...
+    """
+    try:
+        yield
+    except FeedError:
+        raise
+    except Exception as exc:
+        raise as_feed_error(table, what, exc) from exc
 
 
 def brief_repr(value: object, limit: int = 60) -> str:

@@ -143,7 +143,7 @@ from paimon_feed.errors import (
 )
 from paimon_feed.notifiers.base import normalize_table_url
 from paimon_feed.notifiers.events import MalformedMessageError, parse_lambda_event
-from paimon_feed.planner import Planner
+from paimon_feed.planner import Planner, Timeline
 from paimon_feed.progress import (
     RETRY,
     ExpiredPolicy,
@@ -667,7 +667,7 @@ def _lag(name: str, table: Any, next_snapshot_id: int | None) -> int | None:
     if next_snapshot_id is None:
         return None
     try:
-        latest = Planner(table).latest_snapshot_id()
+        latest = Timeline(table).latest_snapshot_id()
     except Exception as exc:  # only a figure for the log line; the outcome stands
         logger.warning("table %s: cannot read the latest snapshot id for its lag: %s", name, exc)
         return None

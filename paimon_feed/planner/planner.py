@@ -23,11 +23,8 @@ import functools
 import logging
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Iterable, Literal, Sequence
-
-from cachetools import LRUCache
 
 from paimon_feed.batch import BatchKind, FeedBatch, SnapshotMark
 from paimon_feed.errors import (
@@ -35,13 +32,13 @@ from paimon_feed.errors import (
     DamagedMetadataError,
     FeedError,
     InvalidStartError,
-    SnapshotExpiredError,
     StorageError,
     UnsupportedTableError,
-    is_transient,
+    as_feed_error,
 )
 from paimon_feed.planner import _exact, _manifests, _scan, _schemas, _snapshots
 from paimon_feed.planner._objects import MetadataFiles
+from paimon_feed.planner.timeline import Timeline
 from paimon_feed.start import StartSpec, parse_end, parse_start
 from paimon_feed.tables import check_data_table
 
@@ -50,7 +47,6 @@ __all__ = ["Planner", "Planned", "StartResolution", "reads_in_flight"]
 logger = logging.getLogger(__name__)
 
 _PLANNING_THREADS = 4
-_SNAPSHOT_CACHE_ENTRIES = 4096
 # Metadata reads in flight when walking a range: an object store answers each in tens of ms
 # and serves many at once; a local disk answers in microseconds, where threads only add overhead.
 _READS_IN_FLIGHT_LOCAL = 1  # a local read costs less than handing it to a thread (GIL ping-pong)
@@ -69,20 +65,6 @@ def reads_in_flight(table_url: str) -> int:
     return _READS_IN_FLIGHT_LOCAL if scheme == "file" else _READS_IN_FLIGHT_REMOTE
 
 
-def _translate(table_name: str, what: str, exc: BaseException) -> FeedError:
-    """A pypaimon or storage failure as a FeedError: ``StorageError`` (retried by callers) if
-    a retry may fix it, ``UnsupportedTableError`` (reported at once) if not."""
-    if isinstance(exc, FeedError):
-        return exc
-    if is_transient(exc):
-        return StorageError(f"table {table_name}: {what} failed: {type(exc).__name__}: {exc}")
-    return UnsupportedTableError(
-        f"table {table_name}: {what} failed, and would fail again: {type(exc).__name__}: {exc}. "
-        f"pypaimon cannot read this part of the table; check the table's Paimon version "
-        f"against the compatibility table in docs/compatibility.md"
-    )
-
-
 def _storage_boundary(method):
     """Translate failures escaping a public planner method into FeedErrors (see _translate)."""
 
@@ -93,7 +75,7 @@ def _storage_boundary(method):
         except FeedError:
             raise
         except Exception as exc:
-            raise _translate(self.table_name, method.__name__, exc) from exc
+            raise as_feed_error(self.table_name, method.__name__, exc) from exc
 
     return wrapper
 
@@ -138,7 +120,7 @@ def _construction_boundary(init):
         except FeedError:
             raise
         except Exception as exc:
-            raise _translate(_snapshots.table_name(table), "opening the table", exc) from exc
+            raise as_feed_error(_snapshots.table_name(table), "opening the table", exc) from exc
 
     return wrapper
 
@@ -225,128 +207,38 @@ class Planner:
                 f"{base.refused[_exact.FULL]}. overwrite='read' reads the state an overwrite "
                 f"replaced, which needs the same merge; use overwrite='skip'"
             )
-        self._snapshots = table.snapshot_manager()
-        self._snapshot_cache: LRUCache = LRUCache(maxsize=_SNAPSHOT_CACHE_ENTRIES)
-        self._highest_cached = 0
-        self._tag_snapshots: dict[int, Any] = {}
+        self.timeline = Timeline(table, self.files, self.reads_in_flight)
 
     # Snapshots.
     @property
     def file_io(self) -> Any:
         return self.table.file_io
 
-    def _get_snapshot(self, snapshot_id: int):
-        """Snapshot ``snapshot_id`` or ``None`` if its file does not exist (yet, or any more)."""
-        cached = self._snapshot_cache.get(snapshot_id)
-        if cached is not None:
-            return cached
-        try:
-            snapshot = _snapshots.read_snapshot(self._snapshots, snapshot_id, self.files)
-        except Exception as exc:
-            path = self._snapshots.get_snapshot_path(snapshot_id)
-            raise _translate(self.table_name, f"reading snapshot {snapshot_id} ({path})", exc) from exc
-        if snapshot is not None:
-            if snapshot.id != snapshot_id:
-                path = self._snapshots.get_snapshot_path(snapshot_id)
-                raise DamagedMetadataError(
-                    f"table {self.table_name}: snapshot file {path} holds snapshot {snapshot.id}, "
-                    f"not {snapshot_id} (a botched copy or restore?); restore the file, nothing "
-                    f"past snapshot {snapshot_id - 1} is read until then"
-                )
-            self._snapshot_cache[snapshot_id] = snapshot
-            self._highest_cached = max(self._highest_cached, snapshot_id)
-        return snapshot
-
     @_storage_boundary
     def snapshot_mark(self, snapshot_id: int, *, fresh: bool = False) -> SnapshotMark | None:
-        """The :class:`SnapshotMark` of ``snapshot_id`` (``None`` if its file does not exist).
-
-        ``fresh`` reads the file again instead of answering from the cache: what a check that
-        the table's history was not rewritten needs (a rollback replaces snapshot files).
-        """
-        if fresh:
-            self._snapshot_cache.pop(snapshot_id, None)
-        snapshot = self._get_snapshot(snapshot_id)
-        return SnapshotMark.of(snapshot) if snapshot is not None else None
-
-    def _revalidate_from(self, snapshot_id: int) -> None:
-        """Snapshots from ``snapshot_id`` on that an earlier round read but did not plan may be
-        gone or other commits by now: a rollback to a snapshot at or after the position
-        rewrites nothing that was read, so no history check would see a stale one. The newest
-        of them is read again (one read, only when there are any); if it is still the same
-        commit, so are all before it (a rollback below it would have replaced it), else they
-        are all dropped."""
-        if self._highest_cached < snapshot_id:
-            return
-        newest = self._highest_cached
-        cached = self._snapshot_cache.get(newest)
-        if cached is not None:
-            try:
-                fresh = _snapshots.read_snapshot(self._snapshots, newest, self.files)
-            except Exception as exc:
-                path = self._snapshots.get_snapshot_path(newest)
-                raise _translate(self.table_name, f"reading snapshot {newest} ({path})", exc) from exc
-            if fresh is not None and SnapshotMark.of(fresh) == SnapshotMark.of(cached):
-                return
-        for stale in [i for i in self._snapshot_cache if i >= snapshot_id]:
-            del self._snapshot_cache[stale]
-        self._highest_cached = snapshot_id - 1
+        """The :class:`SnapshotMark` of ``snapshot_id`` (``None`` if its file does not exist);
+        ``fresh`` reads the file again (see :meth:`Timeline.mark`)."""
+        return self.timeline.mark(snapshot_id, fresh=fresh)
 
     def forget_snapshots(self) -> None:
-        """Drop every parsed snapshot: after the table's history was rewritten, ids name other
-        commits than the ones cached."""
-        self._snapshot_cache.clear()
-        self._highest_cached = 0
-        self._tag_snapshots.clear()
-
-    def _get_snapshots(self, snapshot_ids: Sequence[int]) -> list:
-        """The snapshots of ``snapshot_ids`` (``None`` for missing ones), the ones not cached
-        read :attr:`reads_in_flight` at a time."""
-        missing = [i for i in snapshot_ids if i not in self._snapshot_cache]
-        if len(missing) > 1 and self.reads_in_flight > 1:
-            with ThreadPoolExecutor(max_workers=min(self.reads_in_flight, len(missing))) as pool:
-                list(pool.map(self._get_snapshot, missing))
-        return [self._get_snapshot(i) for i in snapshot_ids]
+        """Drop every parsed snapshot (after the table's history was rewritten)."""
+        self.timeline.forget()
 
     @_storage_boundary
     def latest_snapshot_id(self) -> int | None:
-        """The newest snapshot id, or ``None`` for a table with no snapshot yet.
-
-        Read as Java Paimon reads it: the ``LATEST`` hint if it names an existing snapshot
-        with no newer one, else a listing of the snapshot directory.
-        """
-        return _snapshots.latest_snapshot_id(self._snapshots, self._exists, self.files)
-
-    def _exists(self, snapshot_id: int) -> bool:
-        """Whether snapshot ``snapshot_id``'s file exists: a damaged one does (it is reported
-        when it is planned, after what comes before it was delivered)."""
-        try:
-            return self._get_snapshot(snapshot_id) is not None
-        except DamagedMetadataError:
-            return True
+        """The newest snapshot id, or ``None`` (see :meth:`Timeline.latest_snapshot_id`)."""
+        return self.timeline.latest_snapshot_id()
 
     @_storage_boundary
     def earliest_snapshot_id(self) -> int | None:
-        """The oldest retained snapshot id, or ``None`` for an empty table (the ``EARLIEST``
-        hint if it names an existing snapshot, else a listing)."""
-        return _snapshots.earliest_snapshot_id(self._snapshots, self.files)
+        """The oldest retained snapshot id, or ``None`` (see :meth:`Timeline.earliest_snapshot_id`)."""
+        return self.timeline.earliest_snapshot_id()
 
     @_storage_boundary
     def check_not_expired(self, next_snapshot_id: int) -> None:
-        """Raise :class:`SnapshotExpiredError` if ``next_snapshot_id`` is gone for good.
-
-        A missing snapshot is expired (not merely uncommitted) when a newer one exists. It is
-        looked for with a read, not pypaimon's ``exists()``, which answers "missing" for some
-        storage errors (any whose message holds "133" or "not exist"): a transient error must
-        not pass for an expiry, which the ``on_expired`` policies act on.
-        """
-        latest = self.latest_snapshot_id()
-        if latest is None or latest < next_snapshot_id:
-            return
-        self._snapshot_cache.pop(next_snapshot_id, None)
-        if self._get_snapshot(next_snapshot_id) is not None:
-            return
-        raise SnapshotExpiredError(self.table_name, next_snapshot_id, self.earliest_snapshot_id())
+        """Raise :class:`SnapshotExpiredError` if ``next_snapshot_id`` is gone for good (see
+        :meth:`Timeline.check_not_expired`)."""
+        self.timeline.check_not_expired(next_snapshot_id)
 
     # Schemas.
     def _schema_planner(self, schema_id: int) -> _scan.SchemaPlanner:
@@ -467,10 +359,10 @@ class Planner:
             self.check_not_expired(wanted)
             resolution = StartResolution(next_snapshot_id=wanted)
         elif position.kind == "tag":
-            tagged = self._tagged_snapshot(position.tag)
+            tagged = self.timeline.tagged(position.tag)
             resolution = StartResolution(next_snapshot_id=tagged.id + 1, full_snapshot_id=tagged.id)
         else:  # time
-            resolution = StartResolution(next_snapshot_id=self._first_after(position.timestamp_ms))
+            resolution = StartResolution(next_snapshot_id=self.timeline.first_after(position.timestamp_ms))
         if end_id is not None and end_id < resolution.next_snapshot_id - 1:
             raise InvalidStartError(
                 f"table {self.table_name}: end snapshot {end_id} is before the start "
@@ -478,49 +370,6 @@ class Planner:
                 f"give an end at or after it"
             )
         return resolution
-
-    def _tagged_snapshot(self, name: str) -> Any:
-        """The snapshot tag ``name`` holds (it outlives the snapshot's own file)."""
-        tags = _snapshots.read_tags(self.table)
-        if name not in tags:
-            raise InvalidStartError(
-                f"table {self.table_name} has no tag {name!r}; its tags: "
-                f"{sorted(tags) or 'none'}"
-            )
-        self._tag_snapshots[tags[name].id] = tags[name]
-        return tags[name]
-
-    def _snapshot_or_tag(self, snapshot_id: int) -> Any:
-        """Snapshot ``snapshot_id`` from its file, or from a tag holding it once it expired."""
-        snapshot = self._get_snapshot(snapshot_id) or self._tag_snapshots.get(snapshot_id)
-        if snapshot is None:
-            for tag in _snapshots.read_tags(self.table).values():
-                if tag.id == snapshot_id:
-                    self._tag_snapshots[snapshot_id] = tag
-                    return tag
-        return snapshot
-
-    def _first_after(self, timestamp_ms: int) -> int:
-        """The first snapshot committed after ``timestamp_ms`` (may not exist yet): a binary
-        search over the retained snapshots by commit time (expired gaps are stepped over)."""
-        earliest, latest = self.earliest_snapshot_id(), self.latest_snapshot_id()
-        if earliest is None or latest is None:
-            return 1
-        low, high, answer = earliest, latest, latest + 1
-        while low <= high:
-            middle = (low + high) // 2
-            probe = middle
-            snapshot = self._get_snapshot(probe)
-            while snapshot is None and probe < high:  # expired while we searched
-                probe += 1
-                snapshot = self._get_snapshot(probe)
-            if snapshot is None:
-                high = middle - 1
-            elif snapshot.time_millis > timestamp_ms:
-                answer, high = snapshot.id, middle - 1
-            else:
-                low = probe + 1
-        return answer
 
     @_storage_boundary
     def first_batch(self, start: StartSpec, end: int | str | None = None) -> tuple[FeedBatch | None, int | None]:
@@ -541,7 +390,7 @@ class Planner:
     def full_batch(self, snapshot_id: int, *, detected_at: float | None = None) -> FeedBatch:
         """The whole table state at ``snapshot_id`` as one ``full`` batch (read with the
         schema of that snapshot). A snapshot whose file expired is read from a tag holding it."""
-        snapshot = self._snapshot_or_tag(snapshot_id)
+        snapshot = self.timeline.snapshot_or_tag(snapshot_id)
         if snapshot is None:
             self.check_not_expired(snapshot_id)
             raise InvalidStartError(
@@ -584,7 +433,7 @@ class Planner:
         """
         if limit < 1:
             raise ConfigurationError(f"limit must be >= 1, got {limit}")
-        self._revalidate_from(next_snapshot_id)
+        self.timeline.revalidate_from(next_snapshot_id)
         started = time.time()
         detected = detected_at or started
         batches: list[FeedBatch] = []
@@ -593,7 +442,7 @@ class Planner:
         position = next_snapshot_id
         while len(batches) < limit and (end is None or position <= end):
             try:
-                snapshot = self._get_snapshot(position)
+                snapshot = self.timeline.get(position)
                 if snapshot is None:
                     if check_expiry and position == next_snapshot_id:
                         self.check_not_expired(position)
@@ -635,7 +484,7 @@ class Planner:
         batches: list[FeedBatch] = []
         covered_from = first_snapshot_id
         ids = range(first_snapshot_id, last_snapshot_id + 1)
-        for snapshot_id, snapshot in zip(ids, self._get_snapshots(ids)):
+        for snapshot_id, snapshot in zip(ids, self.timeline.get_many(ids)):
             if snapshot is None:
                 self.check_not_expired(snapshot_id)
                 raise StorageError(
@@ -667,7 +516,7 @@ class Planner:
         ahead = position + self.catch_up_threshold
         if (end is not None and ahead > end) or (hinted is not None and hinted < ahead):
             return False
-        return self._get_snapshot(ahead) is not None
+        return self.timeline.get(ahead) is not None
 
     def _catch_up(
         self, first_id: int, first_snapshot: Any, end: int | None, detected_at: float
@@ -683,7 +532,7 @@ class Planner:
         last_id = latest if end is None else min(latest, end)
         ids = list(range(first_snapshot.id, last_id + 1))
         snapshots = []
-        for snapshot_id, snapshot in zip(ids, self._get_snapshots(ids)):
+        for snapshot_id, snapshot in zip(ids, self.timeline.get_many(ids)):
             if snapshot is None:
                 self.check_not_expired(snapshot_id)
                 break  # not visible yet on this store: catch up to what is there
@@ -707,8 +556,7 @@ class Planner:
         # cache, since a diff against an expired snapshot (manifests gone) cannot be planned.
         start = None
         if first_snapshot.id > 1:
-            self._snapshot_cache.pop(first_snapshot.id - 1, None)
-            start = self._get_snapshot(first_snapshot.id - 1)
+            start = self.timeline.get_fresh(first_snapshot.id - 1)
         plan = self._plan(
             lambda: planner.catch_up_plan(start, snapshots, scannable, _PLANNING_THREADS), last
         )
@@ -740,7 +588,7 @@ class Planner:
                     snapshot.changelog_manifest_list,
                 ) if name
             )
-            raise _translate(
+            raise as_feed_error(
                 self.table_name, f"planning snapshot {snapshot.id} (manifest lists {lists})", exc
             ) from exc
 

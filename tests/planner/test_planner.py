@@ -97,7 +97,7 @@ def test_an_idle_check_costs_one_storage_call(append_table):
             return attribute
 
     inner = append_table.file_io
-    planner._snapshots.file_io = planner.files.file_io = Counting()
+    planner.timeline._manager.file_io = planner.files.file_io = Counting()
     read = planner.files.read
     planner.files.read = lambda path: calls.append("read") or read(path)
     planned = planner.next_batches(2, limit=8)
@@ -154,7 +154,7 @@ def test_a_hint_saves_the_look_ahead_probe_and_hands_its_batch_over_first(append
                 return counted
             return attribute
 
-    planner._snapshots.file_io = planner.files.file_io = Counting()
+    planner.timeline._manager.file_io = planner.files.file_io = Counting()
     read = planner.files.read
     planner.files.read = lambda path: calls.append(("read", path.rsplit("/", 1)[-1])) or read(path)
     planned = planner.next_batches(2, limit=8, hinted_snapshot_id=2)
@@ -176,7 +176,7 @@ def test_a_storage_error_that_pypaimon_reports_as_missing_is_not_taken_for_an_ex
         commit(append_table, n)
     planner = Planner(append_table)
     real = append_table.file_io
-    lying_path = planner._snapshots.get_snapshot_path(5)
+    lying_path = planner.timeline.path(5)
 
     class MisreportingExists:
         def __getattr__(self, name):
@@ -187,7 +187,7 @@ def test_a_storage_error_that_pypaimon_reports_as_missing_is_not_taken_for_an_ex
 
     lying = MisreportingExists()
     monkeypatch.setattr(append_table, "file_io", lying)
-    monkeypatch.setattr(planner._snapshots, "file_io", lying)
+    monkeypatch.setattr(planner.timeline._manager, "file_io", lying)
     assert not planner.file_io.exists(lying_path)
     planner.check_not_expired(5)  # snapshot 5 is there: no SnapshotExpiredError
     planned = planner.next_batches(5, limit=8, check_expiry=True)
