@@ -137,8 +137,10 @@ def table_name(table: Any) -> str:
 
 def table_url(table: Any) -> str:
     """The table's root as a URL (``file:///...`` for local tables)."""
+    from paimon_feed._layout import local_url
+
     path = str(table.table_path)
-    return path if "://" in path else "file://" + os.path.abspath(path)
+    return path if "://" in path else local_url(path)
 
 
 def serialize_split(split: Any) -> bytes:
