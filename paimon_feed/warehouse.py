@@ -159,7 +159,6 @@ class WarehouseFeed:
         return {key: self._feed_options[key] for key in ("poll_interval", "sqs_queue_url")
                 if key in self._feed_options}
 
-    # lifecycle ---------------------------------------------------------------------------------
     async def __aenter__(self) -> WarehouseFeed:
         await self.start()
         return self
@@ -212,7 +211,6 @@ class WarehouseFeed:
             warnings.warn(f"unclosed WarehouseFeed of {self.warehouse}; use 'async with'",
                           ResourceWarning, stacklevel=1)
 
-    # consuming ---------------------------------------------------------------------------------
     def __aiter__(self) -> AsyncIterator[FeedBatch]:
         return self
 
@@ -275,7 +273,6 @@ class WarehouseFeed:
             tables_failed=self._failed, listings=self._listings,
         )
 
-    # tables ------------------------------------------------------------------------------------
     async def _discover(self) -> None:
         while True:
             try:
