@@ -135,6 +135,7 @@ class Watcher:
         self._closed = False
         self.overflows = 0
         self._close_fds_on_exit = False
+        self.broken = False
         self._thread = threading.Thread(target=self._run, name="paimon-feed-inotify", daemon=True)
         self._thread.start()
 
@@ -212,6 +213,7 @@ class Watcher:
                 self._dispatch(data)
         except Exception:  # noqa: BLE001 - reported to every sink, which falls back to polling
             logger.exception("the inotify reader thread failed; local feeds fall back to polling")
+            self.broken = True  # the next shared_watcher() opens a new instance
             self._fail_all("the inotify reader failed")
         finally:
             if self._close_fds_on_exit:
@@ -290,7 +292,7 @@ def shared_watcher() -> Watcher:
     """The process's watcher, opened if needed; pair with :func:`release_watcher`."""
     global _shared
     with _shared_lock:
-        if _shared is None or _shared._closed:
+        if _shared is None or _shared._closed or _shared.broken:
             _shared = Watcher()
         _shared._retain()
         return _shared
