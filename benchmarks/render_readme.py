@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 # The README keeps one headline figure; the measured tables live on the docs site's pages.
 DOCS = ("README.md", "docs/benchmarks.md", "docs/concepts.md", "docs/spark.md", "docs/s3.md",
+        "docs/warehouse.md",
         "infra/terraform/examples/complete/README.md")
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from s3_costs import MONTH_S, S3_USD_PER_1000, usd_per_month  # noqa: E402  (the prices the benchmarks use)
@@ -39,7 +40,7 @@ def load_results(results: Path = RESULTS) -> dict[str, Any]:
     files."""
     names = (
         "core", "s3", "spark", "spark_long_running", "reliability", "catchup", "consumer_commit",
-        "native", "integrity",
+        "native", "integrity", "warehouse",
     )
     return {name: json.loads((results / f"{name}.json").read_text()) for name in names}
 
@@ -647,6 +648,27 @@ def integrity_table(r: dict) -> str:
     )
 
 
+def warehouse_table(r: dict) -> str:
+    """Many local tables in one process (``benchmarks/warehouse_bench.py``)."""
+    n = r["warehouse"]
+    rows = [
+        [f"{row['tables']:,}", row["mode"], f"{row['p50_ms']:.1f}", f"{row['p99_ms']:.1f}",
+         f"{row['max_ms']:.1f}", f"{row['idle_cpu_pct']:.1f}", str(row["threads"]), str(row["fds"]),
+         str(row["inotify_instances"]), f"{row['peak_rss_mb']:.0f}",
+         "-" if row["new_table_first_batch_ms"] is None else f"{row['new_table_first_batch_ms']:.1f}",
+         f"{row['startup_s']:.2f}"]
+        for row in n["rows"]
+    ]
+    return (
+        table(["tables", "mode", "p50 ms", "p99 ms", "max ms", "idle CPU %", "threads", "fds",
+               "inotify", "peak RSS MB", "new table ms", "start-up s"],
+              ["---:", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:"],
+              rows)
+        + f"\n\n{n['commits']} commits to random tables, {n['idle_seconds']:.0f} s idle, "
+        f"{n['machine']['cpus']} cores."
+    )
+
+
 BLOCKS: dict[str, Callable[[dict], str]] = {
     "core": core_table,
     "core-summary": core_summary,
@@ -673,6 +695,7 @@ BLOCKS: dict[str, Callable[[dict], str]] = {
     "catchup": catchup,
     "native": native_table,
     "integrity": integrity_table,
+    "warehouse": warehouse_table,
 }
 
 

@@ -41,12 +41,16 @@ if TYPE_CHECKING:
     from paimon_feed.notifiers.sqs import SqsNotifier
     from paimon_feed.planner import Planner
     from paimon_feed.start import StartPosition, parse_end, parse_start
+    from paimon_feed.warehouse import SyncWarehouseFeed, WarehouseFeed, WarehouseMetrics
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ChangeFeed",
     "SyncChangeFeed",
+    "WarehouseFeed",
+    "SyncWarehouseFeed",
+    "WarehouseMetrics",
     "FeedBatch",
     "FeedMetrics",
     "Planner",
@@ -82,6 +86,9 @@ _LAZY = {
     "ChangeFeed": "paimon_feed.feed",
     "SyncChangeFeed": "paimon_feed.feed",
     "FeedMetrics": "paimon_feed.feed",
+    "WarehouseFeed": "paimon_feed.warehouse",
+    "SyncWarehouseFeed": "paimon_feed.warehouse",
+    "WarehouseMetrics": "paimon_feed.warehouse",
     "FeedBatch": "paimon_feed.batch",
     "Planner": "paimon_feed.planner",
     "CheckpointStore": "paimon_feed.checkpoint",

@@ -1,6 +1,7 @@
 """The ``paimon-feed`` command.
 
-``paimon-feed tail WAREHOUSE DB.TABLE`` streams a table's rows as they commit;
+``paimon-feed tail WAREHOUSE DB.TABLE`` streams a table's rows as they commit (``tail WAREHOUSE``
+or ``tail WAREHOUSE 'sales.*' ops.events``: every or the matching tables, rows with ``_table``);
 ``paimon-feed demo`` builds a local warehouse, commits to it and tails it live;
 ``paimon-feed consumers WAREHOUSE DB.TABLE`` lists, resets, deletes or expires consumers. Bare
 ``paimon-feed`` prints the help on stderr and exits 2.
@@ -111,7 +112,11 @@ def _add_verbose(parser: argparse.ArgumentParser, dest: str) -> None:
 def _add_tail_arguments(tail: argparse.ArgumentParser) -> None:
     """The options of ``tail``, in the order ``--help`` lists them."""
     tail.add_argument("warehouse", help="warehouse path or URL (e.g. /data/wh, s3://bucket/wh)")
-    tail.add_argument("table", help="table as DATABASE.TABLE")
+    tail.add_argument(
+        "table", nargs="*", metavar="TABLE",
+        help="tables as DATABASE.TABLE or patterns such as 'sales.*' (default: every table of "
+        "the warehouse, new ones included; rows then carry _table)",
+    )
     tail.add_argument(
         "--from", dest="start", default=None, metavar="POSITION",
         help="start position: latest (default), latest-full, earliest, snapshot:ID or ID, "
@@ -192,7 +197,9 @@ def _add_demo_arguments(demo: argparse.ArgumentParser) -> None:
 
 def _add_consumers_arguments(consumers: argparse.ArgumentParser) -> None:
     consumers.add_argument("warehouse", help="warehouse path or URL (e.g. /data/wh, s3://bucket/wh)")
-    consumers.add_argument("table", help="table as DATABASE.TABLE")
+    consumers.add_argument(
+        "table", nargs="?", help="table as DATABASE.TABLE (default: list the consumers of every table)"
+    )
     consumers.add_argument(
         "action", nargs="?", choices=("list", "reset", "delete"), default="list",
         help="list (default), reset ID --to POSITION, or delete ID (with --yes)",
@@ -504,11 +511,15 @@ def _metrics_server(args: argparse.Namespace, feed: Any) -> Iterator[None]:
         server.server_close()
 
 
-async def _print_rows(args: argparse.Namespace, feed: Any, writer: RowWriter) -> int:
+async def _print_rows(
+    args: argparse.Namespace, feed: Any, writer: RowWriter, *, label_tables: bool = False
+) -> int:
     printed = 0
     async for batch in feed:
         data = await asyncio.to_thread(batch.to_arrow)
         rows = rows_from_arrow(data)
+        if label_tables:
+            rows = [{"_table": batch.table, **row} for row in rows]
         if args.limit is not None:
             rows = rows[: args.limit - printed]
         writer.write(rows)
@@ -556,6 +567,11 @@ async def _until_signalled(coroutine: Any) -> int:
 
 
 def _run_tail(args: argparse.Namespace) -> int:
+    from paimon_feed.cli_warehouse import follows_one_table, run_tail_warehouse
+
+    if not follows_one_table(args.table):
+        return run_tail_warehouse(args, _until_signalled, _print_rows, _metrics_server)
+    args.table = args.table[0]
     plan = _prepare_tail(args)
     writer = RowWriter(args.format, sys.stdout)
     try:
@@ -592,6 +608,10 @@ def _run_consumers(args: argparse.Namespace) -> int:
     from paimon_feed.consumers import list_consumers, parse_duration
     from paimon_feed.tables import check_reachable, open_table
 
+    if args.table is None:
+        from paimon_feed.cli_warehouse import run_consumers_warehouse
+
+        return run_consumers_warehouse(args, _age)
     if args.action != "list" and not args.consumer_id:
         raise ConfigurationError(f"consumers {args.action} needs the consumer id: consumers WH DB.TABLE {args.action} ID")
     if args.action == "list" and args.consumer_id:

@@ -272,6 +272,7 @@ class ChangeFeed:
         self._schema_changes = 0
         self._expiry_checked_at = time.monotonic()
         self._in_fallback = False
+        self._push_failures_seen = 0
         self._latencies_ms: deque[float] = deque(maxlen=_LATENCY_WINDOW)
         self._delivery_listeners: list[Callable[[FeedBatch, float], None]] = []
 
@@ -690,14 +691,19 @@ class ChangeFeed:
     async def _wait(self, next_id: int):
         self._subscription.expect(next_id)
         healthy = self._subscription.push_healthy
-        if healthy and self._in_fallback:
-            logger.info("feed for %s: push recovered, back to push", self.table_name)
-        elif not healthy and not self._in_fallback:
-            self._fallbacks += 1
+        # A watch that died and came back before this wait is a fallback too (counted by the
+        # subscription), though the feed never polled in between.
+        failures = self._subscription.push_failures - self._push_failures_seen
+        self._push_failures_seen = self._subscription.push_failures
+        if failures or (not healthy and not self._in_fallback):
+            self._fallbacks += max(failures, 1)
             logger.warning(
-                "feed for %s: push source unhealthy, polling every %.1fs until it recovers",
-                self.table_name, self.poll_interval,
+                "feed for %s: push failed; %s", self.table_name,
+                f"polling every {self.poll_interval:.1f}s until it recovers" if not healthy
+                else "re-established; a safety read covers the gap",
             )
+        elif healthy and self._in_fallback:
+            logger.info("feed for %s: push recovered, back to push", self.table_name)
         self._in_fallback = not healthy
         if not healthy:
             timeout = self.poll_interval

@@ -34,6 +34,7 @@ from paimon_feed.errors import ConfigurationError, MissingDependencyError
 
 if TYPE_CHECKING:
     from paimon_feed.feed import ChangeFeed, FeedMetrics
+    from paimon_feed.warehouse import WarehouseFeed
 
 __all__ = ["FeedCollector", "METRICS", "LATENCY_BUCKETS_SECONDS", "serve_metrics"]
 
@@ -123,11 +124,17 @@ class FeedCollector:
         _prometheus()  # fail with the install hint before anything else
         self._lock = threading.Lock()
         self._feeds: dict[tuple[str, str], tuple[ChangeFeed, _Histogram, Any]] = {}
+        self._warehouses: list[tuple[WarehouseFeed, dict[str, _Histogram], Any]] = []
         for feed in feeds:
             self.add(feed)
 
-    def add(self, feed: ChangeFeed) -> None:
-        """Report ``feed`` from now on."""
+    def add(self, feed: ChangeFeed | WarehouseFeed) -> None:
+        """Report ``feed`` from now on: a :class:`~paimon_feed.ChangeFeed`, or a
+        :class:`~paimon_feed.WarehouseFeed` (a series per table it follows, as tables come and
+        go)."""
+        if hasattr(feed, "table_feeds"):
+            self._add_warehouse(feed)
+            return
         key = (feed.table_name, feed.consumer_id or "")
         histogram = _Histogram(LATENCY_BUCKETS_SECONDS)
         with self._lock:
@@ -139,9 +146,39 @@ class FeedCollector:
             remove = feed.on_delivery(lambda _batch, seconds: histogram.observe(seconds))
             self._feeds[key] = (feed, histogram, remove)
 
-    def remove(self, feed: ChangeFeed) -> None:
+    def _add_warehouse(self, warehouse: WarehouseFeed) -> None:
+        histograms: dict[str, _Histogram] = {}
+
+        def observe(batch: Any, seconds: float) -> None:
+            histogram = histograms.get(batch.table)
+            if histogram is None:
+                histogram = histograms[batch.table] = _Histogram(LATENCY_BUCKETS_SECONDS)
+            histogram.observe(seconds)
+
+        with self._lock:
+            if any(entry[0] is warehouse for entry in self._warehouses):
+                return
+            self._warehouses.append((warehouse, histograms, warehouse.on_delivery(observe)))
+
+    def _entries(self) -> list:
+        """(table, consumer), (feed, histogram) of every single feed and warehouse table."""
+        with self._lock:
+            entries = [(key, (feed, histogram)) for key, (feed, histogram, _) in self._feeds.items()]
+            warehouses = list(self._warehouses)
+        for warehouse, histograms, _ in warehouses:
+            for name, feed in sorted(warehouse.table_feeds().items()):
+                histogram = histograms.get(name) or _Histogram(LATENCY_BUCKETS_SECONDS)
+                entries.append(((name, feed.consumer_id or ""), (feed, histogram)))
+        return entries
+
+    def remove(self, feed: ChangeFeed | WarehouseFeed) -> None:
         """Stop reporting ``feed`` (its series disappear from the next scrape)."""
         with self._lock:
+            for entry in list(self._warehouses):
+                if entry[0] is feed:
+                    self._warehouses.remove(entry)
+                    entry[2]()
+                    return
             key = (feed.table_name, feed.consumer_id or "")
             entry = self._feeds.get(key)
             if entry is None or entry[0] is not feed:
@@ -155,8 +192,7 @@ class FeedCollector:
 
     def collect(self) -> list:
         """Read every feed's :meth:`~paimon_feed.ChangeFeed.metrics` into metric families."""
-        with self._lock:
-            entries = list(self._feeds.items())
+        entries = self._entries()
         if not entries:
             return []
         core = _prometheus().core
@@ -164,7 +200,7 @@ class FeedCollector:
             name: _family(core, name, kind, text, ("source",) if name == "paimon_feed_wakeups_total" else ())
             for name, (kind, text) in METRICS.items()
         }
-        for (table, consumer), (feed, histogram, _remove) in entries:
+        for (table, consumer), (feed, histogram) in entries:
             labels = [table, consumer]
             m: FeedMetrics = feed.metrics()
             gauges = {

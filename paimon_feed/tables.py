@@ -278,7 +278,9 @@ def read_table_schema(
 
 
 def _url(path: str) -> str:
-    return path if "://" in path else "file://" + os.path.abspath(path)
+    from paimon_feed._layout import local_url
+
+    return path if "://" in path else local_url(path)
 
 
 def commit_arrow(table: Any, data: Any) -> None:

@@ -80,7 +80,7 @@ def test_a_corrupt_schema_file_is_one_line_rc_1(warehouse, append_table):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["tail", "WH"], "the following arguments are required: table"),
+        (["tail"], "the following arguments are required: warehouse"),
         (["tail", "WH", "db.events", "--catalog-option", "novalue"], "invalid catalog option 'novalue'"),
         (["tail", "WH", "db.events", "--limit", "many"], "argument --limit: invalid int value"),
         (["tail", "WH", "db.events", "--format", "xml"], "argument --format: invalid choice"),

@@ -202,3 +202,23 @@ def test_tail_refuses_a_metrics_port_in_use(warehouse, append_table):
     assert result.returncode == 2, result.stderr
     assert f"--metrics-port {port}: cannot listen on 127.0.0.1:{port}" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_collector_reports_each_table_of_a_warehouse_feed(warehouse, cat, append_table, pk_table):
+    from paimon_feed import WarehouseFeed
+
+    commit(append_table, 1)
+    commit(pk_table, 1)
+
+    async def main():
+        async with WarehouseFeed(warehouse, consumer_id="wh", start="earliest") as feed:
+            collector = FeedCollector([feed])
+            for _ in range(2):
+                await feed.commit(await feed.__anext__())
+            return scrape(collector)
+
+    found = asyncio.run(main())
+    for table in ("db.events", "db.orders"):
+        assert value(found, "paimon_feed_batches_delivered_total", table, "wh") == 1
+        assert value(found, "paimon_feed_committed_next_snapshot_id", table, "wh") == 2
+        assert value(found, "paimon_feed_delivery_latency_seconds_count", table, "wh") == 1

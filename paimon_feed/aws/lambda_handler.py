@@ -586,17 +586,11 @@ def _retried_messages(event: Any) -> int:
 
 def _table_of(table_url: str, config: HandlerConfig) -> tuple[str | None, str]:
     """``db.table`` for a hinted table URL, or ``None`` and why it is skipped."""
-    warehouse = config.warehouse_url
-    if not table_url.startswith(warehouse + "/"):
-        return None, f"outside the warehouse {warehouse}"
-    parts = table_url[len(warehouse) + 1:].split("/")
-    if len(parts) != 2 or not parts[0].endswith(".db"):
-        return None, "not a table directory (<warehouse>/<db>.db/<table>) of the warehouse"
-    name = f"{parts[0][:-3]}.{parts[1]}"
-    try:
-        parse_table_name(name)
-    except ConfigurationError:
-        return None, f"{name!r} is not a valid table name"
+    from paimon_feed.routing import table_of_url
+
+    name, reason = table_of_url(config.warehouse_url, table_url)
+    if name is None:
+        return None, reason
     if config.tables is not None and name not in config.tables:
         return None, f"table {name} is not in {ENV_TABLES}"
     return name, ""

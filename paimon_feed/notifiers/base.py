@@ -19,8 +19,10 @@ import time
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
-from urllib.parse import unquote, urlparse
+from typing import Any, Callable
+from urllib.parse import urlparse
+
+from paimon_feed._layout import is_local, local_path, local_url
 
 __all__ = [
     "SnapshotHint",
@@ -66,19 +68,21 @@ async def cancel_and_wait(tasks) -> None:
 def normalize_table_url(url: str) -> str:
     """One spelling per table location, so hints and subscriptions meet.
 
-    Local paths become ``file:///abs/path``; ``s3a://``/``s3n://`` become ``s3://``; trailing
-    slashes go.
+    Local paths become ``file:///abs/path`` (percent-encoded, see :mod:`paimon_feed._layout`);
+    ``s3a://``/``s3n://`` become ``s3://``; trailing slashes go.
 
     >>> normalize_table_url("s3a://bucket/wh/db.db/t/")
     's3://bucket/wh/db.db/t'
     >>> normalize_table_url("/tmp/wh/db.db/t")
     'file:///tmp/wh/db.db/t'
+    >>> normalize_table_url("/tmp/pct%41x") == normalize_table_url(normalize_table_url("/tmp/pct%41x"))
+    True
     """
+    if is_local(url) or (os.name == "nt" and len(url.split("://", 1)[0]) == 1):
+        # A plain path is a path, never parsed as a URL ('%', '#', '?' mean themselves).
+        return local_url(local_path(url))
     parsed = urlparse(url)
     scheme = parsed.scheme.lower()
-    if scheme in ("", "file") or (len(scheme) == 1 and os.name == "nt"):
-        path = unquote(parsed.path) if scheme == "file" else url
-        return "file://" + os.path.abspath(path).rstrip("/")
     scheme = _SCHEME_ALIASES.get(scheme, scheme)
     path = parsed.path.rstrip("/")
     return f"{scheme}://{parsed.netloc}{path}"
@@ -132,6 +136,10 @@ class Subscription:
         self._detected_at: float | None = None
         self._max_snapshot_id: int | None = None
         self._closed = False
+        self._table_push_healthy = True
+        #: How often push failed for this table (its watch died, or the notifier's source
+        #: failed); the feed reports each as a fallback to polling.
+        self.push_failures = 0
 
     def notify(self, hint: SnapshotHint) -> None:
         """Record a hint and wake the feed. Must run on the subscription's event loop."""
@@ -156,7 +164,20 @@ class Subscription:
 
     @property
     def push_healthy(self) -> bool:
-        return self.notifier.healthy
+        """Whether push works for this table: the notifier's source, and this table's watch."""
+        return self.notifier.healthy and self._table_push_healthy
+
+    def push_lost(self) -> None:
+        """The notifier lost push for this table (a watch died): count it and wake the feed,
+        which polls until :meth:`push_restored`."""
+        self.push_failures += 1
+        self._table_push_healthy = False
+        self._event.set()
+
+    def push_restored(self) -> None:
+        """Push for this table works again; wake the feed."""
+        self._table_push_healthy = True
+        self._event.set()
 
     def drain(self) -> Wake:
         """Take what arrived since the last drain without waiting."""
@@ -280,6 +301,13 @@ class Notifier:
     def _on_unsubscribe(self, subscription: Subscription) -> None:
         """Subclass hook: stop watching when nobody follows the table any more."""
 
+    def watch_warehouse(self, warehouse: str, on_change: Callable[[], None]) -> Callable[[], None] | None:
+        """Call ``on_change()`` (on the event loop) whenever a database or table directory of
+        ``warehouse`` appears or disappears, so a warehouse feed finds new tables without
+        waiting for its next listing. Returns a function that stops it, or ``None`` if this
+        notifier cannot tell (the feed then relies on its listing)."""
+        return None
+
     def subscribed_tables(self) -> list[str]:
         return list(self._subscriptions)
 
@@ -307,4 +335,6 @@ class Notifier:
             )
         for subscriptions in self._subscriptions.values():
             for subscription in subscriptions:
+                if not healthy:
+                    subscription.push_failures += 1
                 subscription.wake()

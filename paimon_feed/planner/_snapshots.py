@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 import re
 from typing import Any, Callable, List, Union
 
@@ -93,8 +92,10 @@ def table_name(table: Any) -> str:
 
 def table_url(table: Any) -> str:
     """The table's root as a URL (``file:///...`` for local tables)."""
+    from paimon_feed._layout import local_url
+
     path = str(table.table_path)
-    return path if "://" in path else "file://" + os.path.abspath(path)
+    return path if "://" in path else local_url(path)
 
 
 _SNAPSHOT_FILE = re.compile(r"snapshot-(\d+)")

@@ -1,0 +1,295 @@
+"""Warehouse benchmark: many local tables followed by one process.
+
+    python benchmarks/warehouse_bench.py [--sizes 10 100 1000] [--commits 200] [--idle-seconds 20]
+
+For each size, a warehouse of that many append tables, and two ways to follow them, each in
+its own consumer process:
+
+- ``warehouse``: one ``WarehouseFeed`` over the warehouse;
+- ``changefeeds``: a ``ChangeFeed`` per table, all on one shared ``LocalNotifier``.
+
+The consumer starts, settles, then idles for ``--idle-seconds`` (its CPU time over that window as
+a share of one core; the window is shorter than ``reconcile_interval``, 60 s, so it shows the
+notifier's own cost, not the safety checks, which are one read per table per interval). Then a
+writer process commits ``--commits`` times to random tables at random intervals; commit → batch
+latency runs from the moment the snapshot file appeared (its mtime) to the batch's delivery, and
+separately from the writer's commit timestamp (``timeMillis``). Last, a new table is created and
+committed to: the time from its first snapshot file to its first batch (``warehouse`` only).
+Threads, file descriptors and inotify instances are counted while idle; peak RSS at the end.
+
+Prints a markdown table and writes ``benchmarks/results/warehouse.json``. A measurement, not a
+test: nothing here passes or fails on time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+import pyarrow as pa
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RESULTS = os.path.join(HERE, "results")
+sys.path.insert(0, HERE)
+
+from scratch import scratch_dir  # noqa: E402  (removed at exit)
+
+SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("payload", pa.string())])
+MODES = ("warehouse", "changefeeds")
+NEW_TABLE = "db.new_table"
+
+
+def catalog(warehouse: str):
+    from pypaimon import CatalogFactory
+
+    return CatalogFactory.create({"warehouse": warehouse})
+
+
+def create_tables(warehouse: str, count: int) -> list[str]:
+    from pypaimon import Schema
+
+    cat = catalog(warehouse)
+    cat.create_database("db", True)
+    names = [f"db.t{i:04d}" for i in range(count)]
+    for name in names:
+        cat.create_table(name, Schema.from_pyarrow_schema(SCHEMA), False)
+    return names
+
+
+def commit(table, n: int) -> None:
+    from paimon_feed.tables import commit_arrow
+
+    commit_arrow(table, pa.Table.from_pylist([{"id": n, "payload": f"c{n}"}], schema=SCHEMA))
+
+
+def snapshot_mtime(table_path: str, snapshot_id: int) -> float:
+    return os.stat(os.path.join(table_path, "snapshot", f"snapshot-{snapshot_id}")).st_mtime
+
+
+def inotify_instances() -> int:
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            count += os.readlink(f"/proc/self/fd/{fd}") == "anon_inode:inotify"
+        except OSError:
+            pass
+    return count
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
+
+
+# --- the consumer process -------------------------------------------------------------------------
+
+
+async def consume(mode: str, warehouse: str, commits: int, idle_seconds: float) -> dict:
+    from paimon_feed import ChangeFeed, LocalNotifier, WarehouseFeed
+
+    started = time.monotonic()
+    cat = catalog(warehouse)
+    notifier = LocalNotifier()
+    merged: asyncio.Queue = asyncio.Queue(maxsize=8)
+    paths: dict[str, str] = {}
+    feeds = []
+    if mode == "warehouse":
+        source = WarehouseFeed(cat, notifier=notifier, start="latest")
+        await source.start()
+        feeds.append(source)
+        for name, feed in source.table_feeds().items():
+            paths[name] = str(feed.table.table_path)
+    else:
+        names = [f"db.{t}" for t in cat.list_tables("db")]
+        for name in names:
+            table = cat.get_table(name)
+            paths[name] = str(table.table_path)
+            feed = ChangeFeed(table, notifier=notifier, start="latest")
+            await feed.start()
+            feeds.append(feed)
+
+        async def pump(feed):
+            async for batch in feed:
+                await merged.put(batch)
+
+        pumps = [asyncio.create_task(pump(feed)) for feed in feeds]  # noqa: F841 - kept alive
+    startup_s = time.monotonic() - started
+
+    async def next_batch():
+        return await (feeds[0].__anext__() if mode == "warehouse" else merged.get())
+
+    await asyncio.sleep(3)  # settle: the first short waits after start-up
+    cpu0, wall0 = time.process_time(), time.monotonic()
+    await asyncio.sleep(idle_seconds)
+    idle_cpu = (time.process_time() - cpu0) / (time.monotonic() - wall0) * 100
+    idle = {
+        "threads": threading.active_count(),
+        "fds": len(os.listdir("/proc/self/fd")),
+        "inotify_instances": inotify_instances(),
+    }
+    print("IDLE_DONE", flush=True)
+
+    from_file, from_commit = [], []
+    seen = 0
+    while seen < commits:
+        batch = await next_batch()
+        now = time.time()
+        if batch.table == NEW_TABLE:
+            continue
+        seen += batch.snapshot_count
+        from_file.append((now - snapshot_mtime(paths[batch.table], batch.snapshot_id)) * 1000)
+        from_commit.append(now * 1000 - batch.commit_time_ms)
+        if mode == "warehouse":
+            await feeds[0].commit(batch)
+    print("COMMITS_DONE", flush=True)
+
+    new_table_ms = None
+    if mode == "warehouse":
+        line = await asyncio.to_thread(sys.stdin.readline)
+        path = line.strip()
+        while True:
+            batch = await next_batch()
+            if batch.table == NEW_TABLE:
+                new_table_ms = (time.time() - snapshot_mtime(path, batch.first_snapshot_id)) * 1000
+                break
+    for feed in feeds:
+        await feed.close()
+    await notifier.close()
+    return {
+        "mode": mode,
+        "tables": len(paths),
+        "startup_s": round(startup_s, 2),
+        "commits": seen,
+        "batches": len(from_file),
+        "p50_ms": round(statistics.median(from_file), 1),
+        "p99_ms": round(percentile(from_file, 0.99), 1),
+        "max_ms": round(max(from_file), 1),
+        "p50_from_commit_ms": round(statistics.median(from_commit), 1),
+        "idle_cpu_pct": round(idle_cpu, 2),
+        **idle,
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "new_table_first_batch_ms": None if new_table_ms is None else round(new_table_ms, 1),
+    }
+
+
+# --- the writer process ---------------------------------------------------------------------------
+
+
+def write(warehouse: str, commits: int, seed: int) -> None:
+    cat = catalog(warehouse)
+    names = [f"db.{t}" for t in cat.list_tables("db")]
+    handles = {}
+    rng = random.Random(seed)
+    for n in range(commits):
+        name = rng.choice(names)
+        table = handles.get(name) or handles.setdefault(name, cat.get_table(name))
+        commit(table, n)
+        time.sleep(rng.uniform(0.0, 0.03))
+    print("done", flush=True)
+
+
+# --- orchestration --------------------------------------------------------------------------------
+
+
+def run_one(mode: str, size: int, commits: int, idle_seconds: float) -> dict:
+    warehouse = os.path.join(scratch_dir("paimon-feed-warehouse-bench-"), "wh")
+    create_tables(warehouse, size)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.path.dirname(HERE), os.environ.get("PYTHONPATH", "")])}
+    consumer = subprocess.Popen(
+        [sys.executable, __file__, "--consume", mode, warehouse, str(commits), str(idle_seconds)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+    )
+    try:
+        assert consumer.stdout.readline().strip() == "IDLE_DONE"
+        writer = subprocess.run(
+            [sys.executable, __file__, "--write", warehouse, str(commits), str(size)],
+            capture_output=True, text=True, env=env, timeout=1800,
+        )
+        assert writer.returncode == 0, writer.stderr[-2000:]
+        assert consumer.stdout.readline().strip() == "COMMITS_DONE"
+        if mode == "warehouse":
+            cat = catalog(warehouse)
+            from pypaimon import Schema
+
+            cat.create_table(NEW_TABLE, Schema.from_pyarrow_schema(SCHEMA), False)
+            table = cat.get_table(NEW_TABLE)
+            commit(table, 0)
+            consumer.stdin.write(str(table.table_path) + "\n")
+            consumer.stdin.flush()
+        consumer.stdin.close()
+        # Not communicate(): it reads the raw pipe, and readline() above may have buffered
+        # the result line already.
+        out = consumer.stdout.read()
+        consumer.wait(timeout=600)
+    finally:
+        if consumer.poll() is None:
+            consumer.kill()
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def markdown(rows: list[dict]) -> str:
+    header = (
+        "| tables | mode | p50 ms | p99 ms | max ms | idle CPU % | threads | fds | inotify | "
+        "peak RSS MB | new table ms | start-up s |"
+    )
+    lines = [header, "|" + "---|" * 12]
+    for r in rows:
+        new = "-" if r["new_table_first_batch_ms"] is None else r["new_table_first_batch_ms"]
+        lines.append(
+            f"| {r['tables']} | {r['mode']} | {r['p50_ms']} | {r['p99_ms']} | {r['max_ms']} | "
+            f"{r['idle_cpu_pct']} | {r['threads']} | {r['fds']} | {r['inotify_instances']} | "
+            f"{r['peak_rss_mb']} | {new} | {r['startup_s']} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    if sys.argv[1:2] == ["--consume"]:
+        mode, warehouse, commits, idle = sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5])
+        print(json.dumps(asyncio.run(consume(mode, warehouse, commits, idle))), flush=True)
+        return
+    if sys.argv[1:2] == ["--write"]:
+        write(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+        return
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 1000])
+    parser.add_argument("--commits", type=int, default=200)
+    parser.add_argument("--idle-seconds", type=float, default=20)
+    parser.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
+    args = parser.parse_args()
+    rows = []
+    for size in args.sizes:
+        for mode in args.modes:
+            row = run_one(mode, size, args.commits, args.idle_seconds)
+            print(json.dumps(row), file=sys.stderr, flush=True)
+            rows.append(row)
+    table = markdown(rows)
+    print(table)
+    os.makedirs(RESULTS, exist_ok=True)
+    with open(os.path.join(RESULTS, "warehouse.json"), "w") as handle:
+        json.dump(
+            {
+                "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                            "system": platform.platform()},
+                "commits": args.commits, "idle_seconds": args.idle_seconds,
+                "rows": rows, "markdown": table,
+            },
+            handle, indent=2,
+        )
+        handle.write("\n")
+
+
+if __name__ == "__main__":
+    main()

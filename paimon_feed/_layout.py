@@ -1,0 +1,70 @@
+"""Paimon's on-disk names and the rules for table locations, pure (no I/O).
+
+A local table is named by a plain path or a ``file://`` URL. A plain path is a path: it is never
+parsed as a URL, so ``%``, ``#``, ``?`` and spaces in it mean themselves. A ``file://`` URL is a
+URL: its path is percent-decoded. Inside the feed, local locations are spelled as proper
+``file://`` URLs (percent-encoded), so a location survives being normalised twice.
+
+>>> local_url("/tmp/pct%41x/hash#1")
+'file:///tmp/pct%2541x/hash%231'
+>>> local_path(local_url("/tmp/pct%41x/hash#1 q?x"))
+'/tmp/pct%41x/hash#1 q?x'
+>>> table_of_dir("sales.db", "orders"), table_of_dir("sales", "orders")
+('sales.orders', None)
+"""
+
+from __future__ import annotations
+
+import os
+from urllib.parse import quote, unquote, urlparse
+
+__all__ = [
+    "DATABASE_SUFFIX",
+    "SNAPSHOT_DIR",
+    "SCHEMA_DIR",
+    "is_local",
+    "local_path",
+    "local_url",
+    "table_of_dir",
+]
+
+#: A filesystem catalog keeps database ``db`` in ``{warehouse}/db.db`` and table ``db.t`` in
+#: ``{warehouse}/db.db/t``.
+DATABASE_SUFFIX = ".db"
+SNAPSHOT_DIR = "snapshot"
+SCHEMA_DIR = "schema"
+
+
+def is_local(location: str) -> bool:
+    """Whether ``location`` (a path or URL) is on the local file system.
+
+    >>> is_local("/data/wh"), is_local("file:///data/wh"), is_local("s3://b/wh")
+    (True, True, False)
+    """
+    if "://" not in location:
+        return True
+    return location.split("://", 1)[0].lower() == "file"
+
+
+def local_url(path: str) -> str:
+    """The ``file://`` URL of a plain local path (made absolute, percent-encoded)."""
+    absolute = os.path.abspath(path).rstrip("/") or "/"
+    return "file://" + quote(absolute, safe="/")
+
+
+def local_path(location: str) -> str:
+    """The file-system path of a local location: a plain path as it is, a ``file://`` URL
+    decoded."""
+    if "://" not in location:
+        return os.path.abspath(location)
+    return unquote(urlparse(location).path)
+
+
+def table_of_dir(database_dir: str, table_dir: str) -> str | None:
+    """``db.table`` for a table directory inside a database directory, or ``None`` when the
+    directory is not a database's."""
+    if not database_dir.endswith(DATABASE_SUFFIX) or len(database_dir) == len(DATABASE_SUFFIX):
+        return None
+    if table_dir.startswith(".") or table_dir.startswith("_"):
+        return None
+    return f"{database_dir[: -len(DATABASE_SUFFIX)]}.{table_dir}"
