@@ -202,3 +202,16 @@ def test_tail_refuses_a_metrics_port_in_use(warehouse, append_table):
     assert result.returncode == 2, result.stderr
     assert f"--metrics-port {port}: cannot listen on 127.0.0.1:{port}" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_the_readme_documents_push_healthy_as_the_collector_does():
+    """1 while push works: the README once said it was whether the feed polls."""
+    from pathlib import Path
+
+    from paimon_feed import metrics
+
+    row = next(
+        line for line in (Path(__file__).resolve().parents[1] / "README.md").read_text().splitlines()
+        if "`paimon_feed_push_healthy`" in line
+    )
+    assert metrics.METRICS["paimon_feed_push_healthy"][1] in row

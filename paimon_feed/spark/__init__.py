@@ -99,7 +99,8 @@ def register(spark: Any) -> None:
     spark.dataSource.register(source.PaimonFeedDataSource)
     hint = socket_hint(_conf(spark, UNIX_SOCKETS_CONF))
     if hint:
-        logger.info(hint)
+        # A warning: at INFO, Spark's and most applications' logging never shows it.
+        logger.warning(hint)
 
 
 def socket_hint(unix_sockets: str | None) -> str | None:
