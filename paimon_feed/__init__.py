@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from paimon_feed.notifiers.sqs import SqsNotifier
     from paimon_feed.planner import Planner
     from paimon_feed.start import StartPosition, parse_end, parse_start
+    from paimon_feed.tables import open_catalog, open_table
     from paimon_feed.warehouse import SyncWarehouseFeed, WarehouseFeed, WarehouseMetrics
 
 __version__ = "0.1.0"
@@ -63,6 +64,8 @@ __all__ = [
     "StartPosition",
     "parse_start",
     "parse_end",
+    "open_table",
+    "open_catalog",
     "FeedError",
     "ConfigurationError",
     "InvalidStartError",
@@ -83,6 +86,8 @@ __all__ = [
 
 #: public name -> the module that defines it, imported when the name is first used.
 _LAZY = {
+    "open_table": "paimon_feed.tables",
+    "open_catalog": "paimon_feed.tables",
     "ChangeFeed": "paimon_feed.feed",
     "SyncChangeFeed": "paimon_feed.feed",
     "FeedMetrics": "paimon_feed.feed",

@@ -60,7 +60,7 @@ from paimon_feed.progress import (
     check_policies,
 )
 from paimon_feed.start import StartSpec, parse_end, parse_start
-from paimon_feed.tables import check_data_table
+from paimon_feed.tables import check_data_table, check_table_endpoint
 
 __all__ = ["ChangeFeed", "FeedMetrics", "SyncChangeFeed"]
 
@@ -759,7 +759,7 @@ def _check_names(name: str, value: Any) -> list[str] | None:
 def _check_table(table: Any) -> None:
     if not all(hasattr(table, attribute) for attribute in ("new_read_builder", "table_path", "file_io")):
         hint = (
-            f"; open it first: paimon_feed.tables.open_table(warehouse, {table!r})"
+            f"; open it first: paimon_feed.open_table(warehouse, {table!r})"
             if isinstance(table, str)
             else ""
         )
@@ -768,6 +768,7 @@ def _check_table(table: Any) -> None:
             f"{type(table).__name__} {table!r}{hint}"
         )
     check_data_table(table)
+    check_table_endpoint(table)
 
 
 def _check_predicate(predicate: Any) -> None:

@@ -1,21 +1,55 @@
-"""boto3 S3 clients for a table's pypaimon catalog options.
+"""One S3 configuration for every client the feed uses: pyarrow (through pypaimon), boto3 and
+aiobotocore.
 
 pypaimon reads and writes ``s3://`` tables through pyarrow's S3 file system, configured by
-catalog options (``fs.s3.endpoint``, ``fs.s3.region``, credentials, path-style access, in
-several spellings). Where paimon-feed talks to S3 itself (conditional checkpoint writes, whole
-metadata files in one GET) it uses boto3 clients configured from the same options, so both reach
-the same endpoint with the same credentials.
+catalog options only (``fs.s3.endpoint``, ``fs.s3.region``, credentials, path-style access, in
+several spellings): pyarrow ignores ``AWS_ENDPOINT_URL`` and ``AWS_ENDPOINT_URL_S3``, which boto
+honours. So the environment is resolved once, into the catalog options, when a catalog is
+opened (:func:`resolve_s3_options`, used by :func:`paimon_feed.tables.open_catalog`), by these
+rules:
+
+- endpoint: ``fs.s3.endpoint`` (or pypaimon's other spellings), else ``AWS_ENDPOINT_URL_S3``,
+  else ``AWS_ENDPOINT_URL`` (boto's order; ``AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true`` turns
+  the variables off, as in boto);
+- region: ``fs.s3.region``, else ``AWS_REGION``, else ``AWS_DEFAULT_REGION``;
+- path-style access: as set, else on when the endpoint's host is an IP address or a name
+  without a dot (``localhost``, a container name), where virtual-host addressing cannot
+  resolve ``<bucket>.<host>``;
+- credentials: the ``fs.s3.*`` options, else the default chain (environment, profile, role),
+  which pyarrow and boto read alike.
+
+Where paimon-feed talks to S3 itself (conditional checkpoint writes, whole metadata files in
+one GET) it builds boto3 clients from the same resolved options, and tells boto not to read the
+endpoint variables again, so both reach the same endpoint with the same credentials. The SQS
+notifier (aiobotocore) talks to SQS, configured by boto's conventions
+(``AWS_ENDPOINT_URL_SQS``, else ``AWS_ENDPOINT_URL``; region and credentials from the
+environment).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import threading
+from urllib.parse import urlparse
 from typing import Any, Mapping
 
 from paimon_feed.errors import MissingDependencyError
 
-__all__ = ["file_io_options", "s3_client_for_options", "s3_endpoint_option"]
+__all__ = [
+    "ENDPOINT_VARIABLES",
+    "file_io_options",
+    "is_s3_url",
+    "resolve_s3_options",
+    "s3_client_for_options",
+    "s3_endpoint_option",
+    "s3_endpoint_source",
+]
+
+#: The environment variables that set the S3 endpoint, in boto's order of precedence.
+ENDPOINT_VARIABLES = ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")
+_REGION_VARIABLES = ("AWS_REGION", "AWS_DEFAULT_REGION")
+_S3_SCHEMES = ("s3", "s3a", "s3n")
 
 _S3_PREFIXES = ("fs.s3.", "fs.s3a.", "s3.", "s3a.")
 _clients_lock = threading.Lock()
@@ -40,6 +74,89 @@ def s3_endpoint_option(options: Mapping[str, Any]) -> str | None:
     if endpoint is not None and "://" not in endpoint:
         endpoint = "https://" + endpoint  # pyarrow's default scheme for endpoint_override
     return endpoint
+
+
+def is_s3_url(url: str) -> bool:
+    """Whether ``url`` is an S3 location (``s3://``, ``s3a://``, ``s3n://``).
+
+    >>> is_s3_url("s3a://bucket/wh"), is_s3_url("/data/wh")
+    (True, False)
+    """
+    return isinstance(url, str) and urlparse(url).scheme.lower() in _S3_SCHEMES
+
+
+def _environment_endpoint(environ: Mapping[str, str]) -> tuple[str, str] | None:
+    if str(environ.get("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "")).strip().lower() == "true":
+        return None
+    for name in ENDPOINT_VARIABLES:
+        value = str(environ.get(name) or "").strip()
+        if value:
+            return value, name
+    return None
+
+
+def s3_endpoint_source(
+    options: Mapping[str, Any], environ: Mapping[str, str] | None = None
+) -> tuple[str, str] | None:
+    """The S3 endpoint for these catalog options and where it was set (the option or variable
+    name), or ``None`` for AWS's own endpoint.
+
+    >>> s3_endpoint_source({}, {"AWS_ENDPOINT_URL": "http://127.0.0.1:5555"})
+    ('http://127.0.0.1:5555', 'AWS_ENDPOINT_URL')
+    >>> s3_endpoint_source({"fs.s3.endpoint": "minio:9000"}, {"AWS_ENDPOINT_URL": "http://x"})
+    ('https://minio:9000', 'fs.s3.endpoint')
+    """
+    endpoint = s3_endpoint_option(options)
+    if endpoint is not None:
+        keys = ["fs.s3.endpoint"] + [p + "endpoint" for p in _S3_PREFIXES]
+        return endpoint, next(k for k in keys if options.get(k) not in (None, ""))
+    return _environment_endpoint(os.environ if environ is None else environ)
+
+
+def _needs_path_style(endpoint: str) -> bool:
+    """Virtual-host addressing (``<bucket>.<host>``) cannot work on an IP address or a
+    single-label host name."""
+    host = urlparse(endpoint if "://" in endpoint else "https://" + endpoint).hostname or ""
+    try:
+        ipaddress.ip_address(host)
+        return True
+    except ValueError:
+        return "." not in host
+
+
+def resolve_s3_options(
+    warehouse: str, options: Mapping[str, Any] | None, environ: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """Catalog options for ``warehouse`` with the environment's S3 settings filled in where
+    the options leave them unset (the rules are in the module docstring); a copy of
+    ``options`` for other warehouses. What is set explicitly always wins.
+
+    >>> resolve_s3_options("s3://b/wh", {}, {"AWS_ENDPOINT_URL_S3": "http://127.0.0.1:9000",
+    ...     "AWS_ENDPOINT_URL": "http://other:1", "AWS_DEFAULT_REGION": "eu-west-1"})
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'fs.s3.endpoint': 'http://127.0.0.1:9000', 'fs.s3.region': 'eu-west-1',
+     'fs.s3.path-style-access': 'true'}
+    >>> resolve_s3_options("/data/wh", {"a": "1"}, {"AWS_ENDPOINT_URL": "http://x:1"})
+    {'a': '1'}
+    """
+    resolved = dict(options or {})
+    if not is_s3_url(warehouse):
+        return resolved
+    environ = os.environ if environ is None else environ
+    found = s3_endpoint_source(resolved, environ)
+    if found is not None and s3_endpoint_option(resolved) is None:
+        resolved["fs.s3.endpoint"] = found[0]
+    if _s3_option(resolved, "fs.s3.region", "region") is None:
+        region = next((environ[n] for n in _REGION_VARIABLES if environ.get(n)), None)
+        if region:
+            resolved["fs.s3.region"] = region
+    path_style_set = any(
+        _s3_option(resolved, None, name) is not None
+        for name in ("path-style-access", "path.style.access")
+    )
+    if found is not None and not path_style_set and _needs_path_style(found[0]):
+        resolved["fs.s3.path-style-access"] = "true"
+    return resolved
 
 
 def _s3_client_settings(options: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -96,6 +213,9 @@ def s3_client_for_options(
     access_key, secret_key, token, endpoint, region, path_style, (mode, attempts) = settings
     config = Config(
         retries={"mode": mode, "max_attempts": attempts},
+        # Only the options, as pyarrow: the environment was resolved into them when the
+        # catalog was opened, and a variable set since must not send boto elsewhere.
+        ignore_configured_endpoint_urls=True,
         max_pool_connections=32,  # a planner reads up to 16 metadata files at a time
         s3={"addressing_style": "path" if path_style else "auto"},
     )

@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import re
 import socket
+import threading
+import time
 from typing import Any, Mapping
 from urllib.parse import urlparse
 
@@ -23,6 +25,7 @@ from paimon_feed.errors import (
 __all__ = [
     "check_data_table",
     "check_reachable",
+    "check_table_endpoint",
     "commit_arrow",
     "open_catalog",
     "open_table",
@@ -97,32 +100,37 @@ def redact(options: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def s3_endpoint(warehouse: str, options: Mapping[str, str] | None = None) -> str | None:
-    """The S3 endpoint pyarrow will use for ``warehouse``, or ``None`` if it is not on S3:
+    """The S3 endpoint every client uses for ``warehouse``, or ``None`` if it is not on S3:
     ``fs.s3.endpoint``, else ``$AWS_ENDPOINT_URL_S3`` / ``$AWS_ENDPOINT_URL``, else AWS's
-    endpoint for the region (``fs.s3.region``, ``$AWS_REGION``, ``$AWS_DEFAULT_REGION``).
+    endpoint for the region (``fs.s3.region``, ``$AWS_REGION``, ``$AWS_DEFAULT_REGION``);
+    the rules of :mod:`paimon_feed.s3_clients`.
 
     >>> s3_endpoint("s3://bucket/wh", {"fs.s3.endpoint": "http://127.0.0.1:9000"})
     'http://127.0.0.1:9000'
     >>> s3_endpoint("/data/wh") is None
     True
     """
-    from paimon_feed.s3_clients import s3_endpoint_option
+    return _endpoint_and_source(warehouse, options)[0]
 
-    if urlparse(warehouse).scheme.lower() not in ("s3", "s3a", "s3n"):
-        return None
-    options = dict(options or {})
-    endpoint = (
-        s3_endpoint_option(options)
-        or os.environ.get("AWS_ENDPOINT_URL_S3")
-        or os.environ.get("AWS_ENDPOINT_URL")
-    )
-    if endpoint:
-        return endpoint
-    region = (
-        options.get("fs.s3.region") or os.environ.get("AWS_REGION")
-        or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
-    )
-    return f"https://s3.{region}.amazonaws.com"
+
+def _endpoint_and_source(
+    warehouse: str, options: Mapping[str, str] | None
+) -> tuple[str | None, str | None]:
+    from paimon_feed.s3_clients import is_s3_url, resolve_s3_options, s3_endpoint_source
+
+    if not is_s3_url(warehouse):
+        return None, None
+    resolved = resolve_s3_options(warehouse, options)
+    found = s3_endpoint_source(dict(options or {}))  # the options, else the environment
+    if found is not None:
+        return found[0] if "://" in found[0] else "https://" + found[0], found[1]
+    region = resolved.get("fs.s3.region") or "us-east-1"
+    return f"https://s3.{region}.amazonaws.com", None
+
+
+_REACHED_TTL_S = 60.0
+_reached: dict[tuple[str, int], float] = {}  # (host, port) -> monotonic time of the last success
+_reached_lock = threading.Lock()
 
 
 def check_reachable(
@@ -130,17 +138,18 @@ def check_reachable(
     options: Mapping[str, str] | None = None,
     *,
     timeout: float = 5.0,
-    fix: str = "fs.s3.endpoint (--catalog-option) or AWS_ENDPOINT_URL",
+    fix: str = "fs.s3.endpoint, AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL",
 ) -> None:
     """Fail within ``timeout`` seconds if the warehouse's object store does not accept a
-    connection, naming the endpoint; a no-op for local warehouses.
+    connection, naming the endpoint and where it was set; a no-op for local warehouses.
 
     pyarrow's S3 client retries a refused connection for over a minute before pypaimon reports
-    it as a failure to load the schema; an entry point checks first, so a wrong endpoint is
-    one clear message at once. A connection is all it tries: no request, no credentials.
+    it as a failure to load the schema; :func:`open_catalog` and every entry point check first,
+    so a wrong endpoint is one clear message at once. A connection is all it tries: no request,
+    no credentials; a success is remembered for a minute (Spark opens the table per task).
     ``fix`` names, in the entry point's terms, where the endpoint is set.
     """
-    endpoint = s3_endpoint(warehouse, options)
+    endpoint, source = _endpoint_and_source(warehouse, options)
     if endpoint is None:
         return
     parsed = urlparse(endpoint)
@@ -148,27 +157,78 @@ def check_reachable(
     try:
         port = parsed.port or (80 if parsed.scheme == "http" else 443)
     except ValueError:
-        raise ConfigurationError(f"invalid S3 endpoint {endpoint!r} for warehouse {warehouse}") from None
+        raise ConfigurationError(
+            f"invalid S3 endpoint {endpoint!r}{_set_in(source)} for warehouse {warehouse}"
+        ) from None
     if not host:
-        raise ConfigurationError(f"invalid S3 endpoint {endpoint!r} for warehouse {warehouse}")
+        raise ConfigurationError(
+            f"invalid S3 endpoint {endpoint!r}{_set_in(source)} for warehouse {warehouse}"
+        )
+    now = time.monotonic()
+    with _reached_lock:
+        if now - _reached.get((host, port), -_REACHED_TTL_S) < _REACHED_TTL_S:
+            return
+    deadline = now + timeout
     try:
-        socket.create_connection((host, port), timeout=timeout).close()
+        # create_connection's timeout is per address; the deadline bounds name lookup too.
+        socket.create_connection((host, port), timeout=max(0.1, deadline - time.monotonic())).close()
     except OSError as exc:
         reason = exc.strerror or str(exc) or type(exc).__name__
         raise StorageError(
-            f"cannot reach the S3 endpoint {endpoint} of warehouse {warehouse}: {reason}; "
-            f"check {fix}, and the network"
+            f"cannot reach the S3 endpoint {endpoint}{_set_in(source)} of warehouse "
+            f"{warehouse}: {reason}; check {fix}, and the network"
         ) from exc
+    with _reached_lock:
+        _reached[(host, port)] = time.monotonic()
+
+
+def _set_in(source: str | None) -> str:
+    return f" (set by {source})" if source else " (AWS's endpoint for the region)"
+
+
+def check_table_endpoint(table: Any) -> None:
+    """Raise :class:`ConfigurationError` if ``table`` is on S3 and was opened without an
+    endpoint while ``AWS_ENDPOINT_URL_S3``/``AWS_ENDPOINT_URL`` names one: pyarrow ignores the
+    variables, so its reads would go to AWS while boto's would not. :func:`open_table`
+    resolves them; a catalog made with ``CatalogFactory.create`` directly does not."""
+    from paimon_feed.s3_clients import (
+        file_io_options,
+        is_s3_url,
+        s3_endpoint_option,
+        s3_endpoint_source,
+    )
+
+    path = str(getattr(table, "table_path", ""))
+    options = file_io_options(getattr(table, "file_io", None))
+    if not is_s3_url(path) or not options or s3_endpoint_option(options) is not None:
+        return
+    found = s3_endpoint_source({})
+    if found is not None:
+        raise ConfigurationError(
+            f"table {path} was opened without fs.s3.endpoint while {found[1]}={found[0]}: "
+            f"pyarrow ignores that variable and would read from AWS; open the table with "
+            f"paimon_feed.open_table(warehouse, 'db.table') (which applies the environment), or "
+            f"set fs.s3.endpoint in the catalog options"
+        )
 
 
 def open_catalog(warehouse: str, options: Mapping[str, str] | None = None) -> Any:
-    """A pypaimon filesystem catalog on ``warehouse`` (a path or URL) with extra options."""
+    """A pypaimon catalog on ``warehouse`` (a path or URL) with extra options.
+
+    On S3 the environment's endpoint, region and path-style settings are resolved into the
+    options (:func:`paimon_feed.s3_clients.resolve_s3_options`), so pyarrow reaches the same
+    endpoint as boto, and an endpoint that accepts no connection fails within 5 s, named
+    (:func:`check_reachable`)."""
     from pypaimon import CatalogFactory
+
+    from paimon_feed.s3_clients import resolve_s3_options
 
     if not warehouse or not isinstance(warehouse, str):
         raise ConfigurationError(f"invalid warehouse {warehouse!r}: give a path or URL")
+    check_reachable(warehouse, options)
+    resolved = resolve_s3_options(warehouse, options)
     try:
-        return CatalogFactory.create({**dict(options or {}), "warehouse": warehouse})
+        return CatalogFactory.create({**resolved, "warehouse": warehouse})
     except Exception as exc:
         raise ConfigurationError(
             f"cannot open warehouse {warehouse} with options {redact(options or {})}: {exc}"
@@ -242,8 +302,12 @@ def read_table_schema(
     from pypaimon.common.options import Options
     from pypaimon.schema.table_schema import TableSchema
 
+    from paimon_feed.s3_clients import resolve_s3_options
+
     if not warehouse or not isinstance(warehouse, str):
         raise ConfigurationError(f"invalid warehouse {warehouse!r}: give a path or URL")
+    check_reachable(warehouse, options)
+    options = resolve_s3_options(warehouse, options)
     try:
         file_io = FileIO.get(warehouse, Options({**options, "warehouse": warehouse}))
     except Exception as exc:

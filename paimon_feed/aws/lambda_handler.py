@@ -392,7 +392,7 @@ def _catalog(config: HandlerConfig) -> Any:
         # Seconds, not the minute pyarrow retries an unreachable endpoint for.
         check_reachable(
             config.warehouse, config.catalog_options,
-            fix=f"fs.s3.endpoint in {ENV_CATALOG_OPTIONS} (or AWS_ENDPOINT_URL), the VPC's route to S3",
+            fix=f"fs.s3.endpoint in {ENV_CATALOG_OPTIONS} (or AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL), the VPC's route to S3",
         )
         catalog = open_catalog(config.warehouse, config.catalog_options)
         with _cache_lock:

@@ -29,10 +29,12 @@ Progress and restarts:
 - Spark's checkpoint is the source of truth. A restarted query resumes from the offsets Spark
   journaled, and a journaled micro-batch is planned again identically (from its end offset,
   with :meth:`Planner.plan_range` / :meth:`Planner.full_batch`), whatever the table did since.
-- ``consumerId`` is Paimon's side of it. Each Spark ``commit`` writes
+- ``consumerId`` is Paimon's side of it. Each micro-batch Spark completes advances
   ``{table}/consumer/consumer-<id>`` (``{"nextSnapshot": N}``), so Paimon's snapshot expiration
-  keeps the snapshots the query has not read. Spark commits a micro-batch to its source when it
-  plans the next one, so the file trails the query by at most one micro-batch (it never leads);
+  keeps the snapshots the query has not read. The source learns that a batch completed when
+  Spark asks for the offset after it (Spark's own ``commit`` comes a batch later, and never for
+  the last batch of a ``Trigger.AvailableNow`` run), so when a query stops the file holds the
+  end of the last batch Spark committed (it never leads);
   a thread of the driver writes it, so no micro-batch waits for the write
   (:class:`~paimon_feed.spark.driver.ConsumerFileWriter`).
   A *new* query (no Spark checkpoint yet) with a stored consumer file starts there, and the
@@ -93,7 +95,8 @@ def register(spark: Any) -> None:
     spark.dataSource.register(source.PaimonFeedDataSource)
     hint = socket_hint(_conf(spark, UNIX_SOCKETS_CONF))
     if hint:
-        logger.info(hint)
+        # A warning: at INFO, Spark's and most applications' logging never shows it.
+        logger.warning(hint)
 
 
 def socket_hint(unix_sockets: str | None) -> str | None:

@@ -322,10 +322,10 @@ def _read_run(
 class ConsumerFileWriter:
     """Writes a query's consumer file off Spark's critical path.
 
-    Spark commits micro-batch N to its source after journaling batch N+1's offsets and before
-    running it, so a write inside ``commit`` (a PUT on S3) would delay every micro-batch. Here
+    The driver learns that micro-batch N completed when Spark asks for batch N+1's end offset,
+    between batches, so a write there (a PUT on S3) would delay every micro-batch. Here
     :meth:`submit` only records the position, and one thread writes the newest position
-    submitted: the file only ever holds positions Spark committed (it trails, never leads), and
+    submitted: the file only ever holds positions Spark committed (it never leads), and
     commits that come while a write is in flight cost one write. A failed write is logged and
     retried with the next position; :meth:`close` writes what is still unwritten (once).
     """
@@ -339,6 +339,7 @@ class ConsumerFileWriter:
         self._submitted = 0  # submissions so far; the writer handles each count once
         self._handled = 0
         self._closing = False
+        self._writing = False
         self._retried_at_close = False
         self.written: int | None = None  # the position last written successfully
         self._thread = threading.Thread(
@@ -351,7 +352,15 @@ class ConsumerFileWriter:
             self._wanted = next_snapshot_id
             self._wanted_mark = mark
             self._submitted += 1
-            self._changed.notify()
+            self._changed.notify_all()
+
+    def flush(self, timeout: float) -> bool:
+        """Wait until every submitted position was handled (written, or failed and left for
+        the next one); ``False`` if that took longer than ``timeout`` seconds."""
+        with self._changed:
+            return self._changed.wait_for(
+                lambda: self._handled == self._submitted and not self._writing, timeout
+            )
 
     def _run(self) -> None:
         while True:
@@ -362,6 +371,7 @@ class ConsumerFileWriter:
                     return  # closing, everything written
                 target, self._handled, last = self._wanted, self._submitted, self._closing
                 mark = self._wanted_mark
+                self._writing = True
             try:
                 self._store.save(target)
                 if mark is not None and mark.snapshot_id == target - 1:
@@ -375,12 +385,16 @@ class ConsumerFileWriter:
                     if self._retried_at_close:
                         return
                     self._retried_at_close = True
+            finally:
+                with self._changed:
+                    self._writing = False
+                    self._changed.notify_all()
 
     def close(self) -> None:
         """Write what is pending, then stop. Idempotent."""
         with self._changed:
             self._closing = True
-            self._changed.notify()
+            self._changed.notify_all()
         self._thread.join(_CONSUMER_CLOSE_TIMEOUT_S)
         if self._thread.is_alive():
             logger.warning(
@@ -478,23 +492,38 @@ class StreamDriver:
         safety interval elapsed. ``max_snapshots`` caps the snapshot ids per batch; a pending
         full state is always a batch of its own.
         """
+        # Spark asks for the next batch's end only after the batch ending at ``start`` ran and
+        # its commit log entry was written (a restarted query re-runs an uncommitted batch
+        # without asking), so ``start`` is processed. Its own ``commit(start)`` comes a batch
+        # later, when the next batch is journaled, and never for the last batch of a
+        # ``Trigger.AvailableNow`` run: waiting for it left the consumer file a batch behind.
+        self._processed(start)
         try:
-            if start.pending_full_snapshot_id is not None:
-                return start.after_full(self._digest(start.pending_full_snapshot_id))
-            first = start.next_snapshot_id
-            if self._available_now_target is not None:
-                last = self._available_now_target  # fixed at start: no storage call needed
-            else:
-                last = self.tracker.latest() or 0
-            if self.options.end_snapshot is not None:
-                last = min(last, self.options.end_snapshot)
-            if max_snapshots is not None:
-                last = min(last, first + max_snapshots - 1)
-            if last < first:
-                return start
-            return start.after_changes(last, self._digest(last))
+            end = self._next_end(start, max_snapshots)
         finally:
             self._maybe_write_stats()
+        if end == start and self._consumer_writer is not None:
+            # Nothing new, so no micro-batch waits: finish the write now. Spark may end the
+            # query after this answer (an AvailableNow run ends here) and stops this worker
+            # without waiting for a background write.
+            self._consumer_writer.flush(_CONSUMER_CLOSE_TIMEOUT_S)
+        return end
+
+    def _next_end(self, start: FeedOffset, max_snapshots: int | None) -> FeedOffset:
+        if start.pending_full_snapshot_id is not None:
+            return start.after_full(self._digest(start.pending_full_snapshot_id))
+        first = start.next_snapshot_id
+        if self._available_now_target is not None:
+            last = self._available_now_target  # fixed at start: no storage call needed
+        else:
+            last = self.tracker.latest() or 0
+        if self.options.end_snapshot is not None:
+            last = min(last, self.options.end_snapshot)
+        if max_snapshots is not None:
+            last = min(last, first + max_snapshots - 1)
+        if last < first:
+            return start
+        return start.after_changes(last, self._digest(last))
 
     def _digest(self, snapshot_id: int) -> str | None:
         """The digest of snapshot ``snapshot_id``'s commit, for the offset ending after it (the
@@ -580,7 +609,14 @@ class StreamDriver:
 
     def commit(self, end: FeedOffset) -> None:
         """Spark processed everything up to ``end``: advance the consumer file (if any), in the
-        background (:class:`ConsumerFileWriter`)."""
+        background (:class:`ConsumerFileWriter`).
+
+        Usually a no-op by now: :meth:`latest_offset` already advanced the file to ``end``
+        when Spark asked for the batch after it."""
+        self._processed(end)
+
+    def _processed(self, end: FeedOffset) -> None:
+        """Record that Spark processed everything before ``end``; positions only move forward."""
         if end.pending_full_snapshot_id is not None:
             return  # an initial offset: nothing was processed yet
         target = end.next_snapshot_id

@@ -31,7 +31,7 @@ def load_schema(options: SourceOptions) -> tuple[Any, str]:
     over a minute)."""
     catalog_options = _catalog_options(options)
     check_reachable(
-        options.warehouse, catalog_options, fix="option catalog.fs.s3.endpoint (or AWS_ENDPOINT_URL)"
+        options.warehouse, catalog_options, fix="option catalog.fs.s3.endpoint (or AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL in the environment of Spark workers)"
     )
     with _naming_the_option():
         return read_table_schema(options.warehouse, options.table, catalog_options)

@@ -490,3 +490,21 @@ def test_an_unreachable_s3_endpoint_fails_the_tables_messages_naming_it(lake, pr
     assert failures(response) == ids_for_tables(event, {"db.events"}) != set()
     assert f"cannot reach the S3 endpoint {endpoint}" in caplog.text
     assert "PAIMON_FEED_CATALOG_OPTIONS" in caplog.text and processors.DELIVERED == []
+
+
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("variable", ["AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"])
+def test_the_endpoint_from_the_environment_reaches_table_reads_and_checkpoints(
+    lake, processors, monkeypatch, variable
+):
+    table = lake.append_table("db.events")
+    tables.commit(table, 1)
+    event = lake.sqs_event()
+    # As a function configured by its environment: no endpoint and no path-style option.
+    options = {k: v for k, v in lake.options.items() if k not in ("fs.s3.endpoint", "fs.s3.path-style-access")}
+    monkeypatch.setenv("PAIMON_FEED_CATALOG_OPTIONS", json.dumps(options))
+    monkeypatch.setenv(variable, lake.server.endpoint_url)
+    lambda_handler.clear_caches()
+    assert handler(event, FakeContext()) == {"batchItemFailures": []}
+    assert delivered_rows(processors, "db.events") == expected_rows(table, [1])
+    assert lake.checkpoint_bytes(table) == b'{\n  "nextSnapshot" : 2\n}'

@@ -486,19 +486,38 @@ def test_event_source_mapping_batches_and_caps_concurrency_from_variables() -> N
     assert attr(scaling, "maximum_concurrency") == "${var.maximum_concurrency}"
 
 
-def test_concurrency_defaults_are_small_and_event_source_stays_within_reserved() -> None:
+def test_concurrency_is_limited_by_maximum_concurrency_and_a_reservation_is_optional() -> None:
+    """As the READMEs advise: the event source's maximum_concurrency is the limit (small by
+    default), a reserved concurrency (which throttles) is unset unless chosen, and when chosen
+    it must not be below maximum_concurrency."""
     lam = tf_dir(LAMBDA_MODULE)
-    reserved = attr(lam.variables["reserved_concurrent_executions"], "default")
-    maximum = attr(lam.variables["maximum_concurrency"], "default")
-    assert 2 <= maximum <= reserved <= 5
+    assert attr(lam.variables["reserved_concurrent_executions"], "default") is None
+    assert 2 <= attr(lam.variables["maximum_concurrency"], "default") <= 5
     function = lam.resource("aws_lambda_function", "this")
     assert attr(function, "reserved_concurrent_executions") == "${var.reserved_concurrent_executions}"
-    conditions = _preconditions(function)
-    assert "${var.maximum_concurrency<=var.reserved_concurrent_executions}" in conditions
+    conditions = [squash(c) for c in _preconditions(function)]
+    assert any(
+        "var.reserved_concurrent_executions==null" in c
+        and "var.maximum_concurrency<=var.reserved_concurrent_executions" in c
+        for c in conditions
+    ), conditions
 
     example = tf_dir(EXAMPLE)
-    example_maximum = attr(example.variables["maximum_concurrency"], "default")
-    assert example_maximum <= attr(example.variables["reserved_concurrency"], "default") <= 5
+    assert attr(example.variables["reserved_concurrency"], "default") is None
+    assert 2 <= attr(example.variables["maximum_concurrency"], "default") <= 5
+    for readme in (REPO_ROOT / "README.md", EXAMPLE / "README.md"):
+        text = readme.read_text()
+        assert "maximum_concurrency" in text and "reserved concurrency" in text
+    assert "Prefer this to throttling through reserved concurrency" in (REPO_ROOT / "README.md").read_text()
+
+
+def test_replacing_the_buckets_notification_configuration_is_an_explicit_choice() -> None:
+    """aws_s3_bucket_notification replaces the bucket's whole configuration: no default may
+    choose that for a shared warehouse bucket."""
+    for directory in (QUEUE_MODULE, EXAMPLE):
+        variable = tf_dir(directory).variables["manage_bucket_notification"]
+        assert attr(variable, "default", None) is None and attr(variable, "nullable") is False
+    assert "manage_bucket_notification = true" in (EXAMPLE / "README.md").read_text()
 
 
 def test_lambda_runs_the_paimon_feed_handler_on_python_311_or_312() -> None:

@@ -188,3 +188,23 @@ def test_there_is_no_socket_hint_once_unix_sockets_are_on(value):
     from paimon_feed.spark import socket_hint
 
     assert socket_hint(value) is None
+
+
+def test_the_known_options_in_an_error_are_the_documented_ones_without_stats_path():
+    with pytest.raises(ConfigurationError) as caught:
+        parse_options({"warehouse": "/wh", "table": "db.t", "statPath": "/tmp/x"})
+    message = str(caught.value)
+    assert "statsPath" not in message and "maxPartitionBytes" in message
+    # Still accepted, for the benchmarks that read it.
+    assert parse_options({"warehouse": "/wh", "table": "db.t", "statspath": "/tmp/s"}).stats_path == "/tmp/s"
+
+
+def test_register_warns_about_tcp_python_workers(spark, caplog):
+    import logging
+
+    import paimon_feed.spark
+
+    with caplog.at_level(logging.WARNING, logger="paimon_feed.spark"):
+        paimon_feed.spark.register(spark)  # the test session keeps Unix sockets off
+    (record,) = [r for r in caplog.records if paimon_feed.spark.UNIX_SOCKETS_CONF in r.getMessage()]
+    assert record.levelno == logging.WARNING

@@ -73,9 +73,9 @@ variable "tables" {
 }
 
 variable "manage_bucket_notification" {
-  description = "Whether to write the bucket's notification configuration. It REPLACES any existing one (queues, topics, functions, EventBridge) on the bucket; set false if another stack owns it."
+  description = "Required choice: whether to write the bucket's notification configuration. true REPLACES any existing one (queues, topics, functions, EventBridge) on the bucket; false if another stack owns it (then add the queue or eventbridge = true there)."
   type        = bool
-  default     = true
+  nullable    = false
 }
 
 variable "consumer_id" {
@@ -184,18 +184,18 @@ variable "lambda_timeout" {
 }
 
 variable "reserved_concurrency" {
-  description = "Reserved concurrency of the function. Small on purpose: checkpoints per table are conditional writes, so parallel invocations on one table only waste work."
+  description = "Optional reserved concurrency of the function (null: none, the default). maximum_concurrency is the limit to use; a reservation throttles deliveries instead. If set, at least maximum_concurrency."
   type        = number
-  default     = 2
+  default     = null
 
   validation {
-    condition     = var.reserved_concurrency >= 2 && var.reserved_concurrency <= 100
-    error_message = "reserved_concurrency must be between 2 and 100 (at least the SQS minimum of maximum_concurrency)."
+    condition     = var.reserved_concurrency == null ? true : var.reserved_concurrency >= 2 && var.reserved_concurrency <= 100
+    error_message = "reserved_concurrency must be null or between 2 and 100 (at least the SQS minimum of maximum_concurrency)."
   }
 }
 
 variable "maximum_concurrency" {
-  description = "Most concurrent invocations the SQS event source starts; must be <= reserved_concurrency."
+  description = "Most concurrent invocations the SQS event source starts: the feed's concurrency limit. Small on purpose: checkpoints per table are conditional writes, so parallel invocations on one table only waste work."
   type        = number
   default     = 2
 

@@ -67,14 +67,15 @@ variable "timeout" {
 }
 
 variable "reserved_concurrent_executions" {
-  description = "Hard cap on concurrent invocations. Keep it small and >= maximum_concurrency: checkpoints are written per table with conditional writes, so two invocations working on the same table only waste work (one of them loses the write)."
+  description = "Optional reserved concurrency of the function; null (the default) reserves none. maximum_concurrency is the limit to use: it stops the event source from starting invocations, while a reservation throttles deliveries, which count as receives and can dead-letter healthy messages. If set, it must be >= maximum_concurrency."
   type        = number
-  default     = 2
+  default     = null
 
   validation {
-    # 0 would throttle every delivery (pushing messages to the DLQ); -1 (unreserved) drops the cap.
-    condition     = var.reserved_concurrent_executions >= 1
-    error_message = "reserved_concurrent_executions must be at least 1."
+    # 0 would throttle every delivery (pushing messages to the DLQ). Terraform's || does not
+    # short-circuit, hence the conditional.
+    condition     = var.reserved_concurrent_executions == null ? true : var.reserved_concurrent_executions >= 1
+    error_message = "reserved_concurrent_executions must be null or at least 1."
   }
 }
 

@@ -70,9 +70,9 @@ variable "tables" {
 }
 
 variable "manage_bucket_notification" {
-  description = "Whether this module owns the bucket's notification configuration (aws_s3_bucket_notification replaces the WHOLE configuration of the bucket). Set false when another stack manages it, and add the queue or eventbridge = true there."
+  description = "Required choice: whether this module writes the bucket's notification configuration. true REPLACES the WHOLE configuration of the bucket (every other queue, topic, function or EventBridge setting on it is removed): only for a bucket no one else gets notifications from. false: add the queue (direct) or eventbridge = true in the stack that owns the bucket's notifications."
   type        = bool
-  default     = true
+  nullable    = false
 }
 
 variable "kms_master_key_id" {

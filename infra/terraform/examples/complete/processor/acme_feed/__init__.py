@@ -1,0 +1,1 @@
+"""An example processor package for the feed function's image (replace it with your own)."""
