@@ -1126,7 +1126,7 @@ def print_report(results: dict) -> None:
         print(f"\nThroughput, {t['table']} table, {int(size):,} rows (median of {t['repeats']}, M rows/s)")
         for case, c in t["cases"].items():
             print(f"  {case:<40}{c['rows_per_s'] / 1e6:>8.2f}   {c['median_s']:.2f} s")
-    print(f"\nThroughput, primary-key table (changelog-producer=input), M rows/s")
+    print("\nThroughput, primary-key table (changelog-producer=input), M rows/s")
     for case, c in results["throughput_pk"]["cases"].items():
         print(f"  {case:<40}{c['rows_per_s'] / 1e6:>8.2f}   {c['median_s']:.2f} s")
     print("\nAvailableNow on a 10-row table, start() to termination")

@@ -7,7 +7,6 @@ this is where those strings are checked and pypaimon's catalog errors become ``F
 
 from __future__ import annotations
 
-import os
 import re
 import socket
 import threading
