@@ -24,8 +24,9 @@ import errno
 import logging
 import os
 import time
+import weakref
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from watchfiles import Change, awatch
 
@@ -105,6 +106,7 @@ class LocalNotifier(Notifier):
         self.watches_restored = 0
         self._use_inotify = not force_polling and _inotify.available()
         self._watcher: _inotify.Watcher | None = None
+        self._live_watches: dict[int, _inotify.Watch] = {}  # by id(): watches are not hashable
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tables: dict[str, _TableWatch] = {}
         self._warehouses: list[_WarehouseWatch] = []
@@ -154,7 +156,22 @@ class LocalNotifier(Notifier):
         except OSError as exc:
             self._set_healthy(False, f"cannot open inotify: {exc}")
             return False
+        # The shared watcher holds this notifier only weakly: one never closed (its feed
+        # abandoned, its loop ended) is collected, and then gives its watches back.
+        self._sink = _WeakSink(weakref.ref(self))
+        self._released = weakref.finalize(
+            self, _release_abandoned, self._watcher, self._live_watches
+        )
         return True
+
+    def _add_watch(self, path: str, tag: Any) -> _inotify.Watch:
+        watch = self._watcher.add(path, self._sink, tag=tag)
+        self._live_watches[id(watch)] = watch
+        return watch
+
+    def _remove_watch(self, watch: _inotify.Watch) -> None:
+        self._live_watches.pop(id(watch), None)
+        self._watcher.remove(watch)
 
     async def ready(self) -> None:
         """Watches are in place once ``subscribe()`` returns (inotify); the watchfiles fallback
@@ -171,6 +188,7 @@ class LocalNotifier(Notifier):
             self._stop_warehouse(warehouse)
         if self._watcher is not None:
             watcher, self._watcher = self._watcher, None
+            self._released.detach()
             await asyncio.to_thread(_inotify.release_watcher, watcher)
         watchers = list(self._watchers.values())
         self._watchers.clear()
@@ -184,7 +202,7 @@ class LocalNotifier(Notifier):
         neither can be watched now."""
         for target, path in (("snapshot", table.snapshot_dir), ("root", table.table_dir)):
             try:
-                table.watch = self._watcher.add(path, self, tag=table)
+                table.watch = self._add_watch(path, tag=table)
             except OSError as exc:
                 if exc.errno in (errno.ENOENT, errno.ENOTDIR):
                     table.lost_reason = f"{path} does not exist"
@@ -193,7 +211,7 @@ class LocalNotifier(Notifier):
                 return False
             table.target = target
             if target == "root" and os.path.isdir(table.snapshot_dir):
-                self._watcher.remove(table.watch)  # snapshot/ appeared meanwhile: watch it
+                self._remove_watch(table.watch)  # snapshot/ appeared meanwhile: watch it
                 return self._establish(table)
             logger.debug("watching %s for new snapshots", path)
             return True
@@ -205,7 +223,7 @@ class LocalNotifier(Notifier):
             table.retry.cancel()
             table.retry = None
         if table.watch is not None and self._watcher is not None:
-            self._watcher.remove(table.watch)
+            self._remove_watch(table.watch)
         table.watch = None
 
     def _lost(self, table: _TableWatch, reason: str) -> None:
@@ -289,7 +307,7 @@ class LocalNotifier(Notifier):
                 if snapshot_id is not None:
                     self._dispatch(SnapshotHint(table.key, snapshot_id, self.source, detected_at))
             elif table.target == "root" and event.appeared and event.name == SNAPSHOT_DIR:
-                self._watcher.remove(table.watch)
+                self._remove_watch(table.watch)
                 if not self._establish(table):
                     self._lost(table, table.lost_reason)
                     continue
@@ -312,7 +330,7 @@ class LocalNotifier(Notifier):
         root cannot be watched."""
         if warehouse.root not in warehouse.watches:
             try:
-                warehouse.watches[warehouse.root] = self._watcher.add(warehouse.root, self, tag=warehouse)
+                warehouse.watches[warehouse.root] = self._add_watch(warehouse.root, tag=warehouse)
             except OSError as exc:
                 logger.warning("cannot watch warehouse %s (%s); new tables are found by listing",
                                warehouse.root, exc)
@@ -331,7 +349,7 @@ class LocalNotifier(Notifier):
             path = os.path.join(warehouse.root, name)
             if name.endswith(DATABASE_SUFFIX) and path not in warehouse.watches:
                 try:
-                    warehouse.watches[path] = self._watcher.add(path, self, tag=warehouse)
+                    warehouse.watches[path] = self._add_watch(path, tag=warehouse)
                 except OSError:
                     continue  # gone, or not a directory: the listing judges it
 
@@ -351,7 +369,7 @@ class LocalNotifier(Notifier):
                 logger.warning("watch of warehouse %s lost (%s); re-establishing",
                                warehouse.root, event.reason)
                 for watch in warehouse.watches.values():
-                    self._watcher.remove(watch)
+                    self._remove_watch(watch)
                 warehouse.watches.clear()
                 self._watch_warehouse_dirs(warehouse)
             warehouse.on_change()
@@ -369,7 +387,7 @@ class LocalNotifier(Notifier):
             warehouse.retry.cancel()
         if self._watcher is not None:
             for watch in warehouse.watches.values():
-                self._watcher.remove(watch)
+                self._remove_watch(watch)
         warehouse.watches.clear()
 
     # the watchfiles fallback (no inotify) -----------------------------------------------------
@@ -437,3 +455,23 @@ def _snapshot_filter(snapshot_dir: str) -> Callable[[Change, str], bool]:
         return path == snapshot_dir or snapshot_id_from_name(os.path.basename(path)) is not None
 
     return accept
+
+
+class _WeakSink:
+    """Hands events to a notifier while it lives (see :meth:`LocalNotifier._open_watcher`)."""
+
+    def __init__(self, notifier: weakref.ref) -> None:
+        self._notifier = notifier
+
+    def deliver(self, events: list[_inotify.InotifyEvent]) -> None:
+        notifier = self._notifier()
+        if notifier is not None:
+            notifier.deliver(events)
+
+
+def _release_abandoned(watcher: _inotify.Watcher, watches: dict[int, _inotify.Watch]) -> None:
+    """A collected, never closed notifier's watches and its share of the watcher."""
+    for watch in list(watches.values()):
+        watcher.remove(watch)
+    watches.clear()
+    _inotify.release_watcher(watcher)

@@ -1,0 +1,195 @@
+"""SyncChangeFeed: a :class:`~paimon_feed.feed.ChangeFeed` for code without an event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import threading
+import warnings
+import weakref
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any, Iterator
+
+from paimon_feed.batch import FeedBatch
+from paimon_feed.errors import FeedClosedError
+from paimon_feed.feed.stats import FeedMetrics
+
+if TYPE_CHECKING:
+    from paimon_feed.feed.feed import ChangeFeed
+
+__all__ = ["SyncChangeFeed"]
+
+logger = logging.getLogger("paimon_feed.feed")
+
+
+def _run_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """Body of a sync feed's loop thread: run until stopped, then release what the loop holds
+    (as ``asyncio.run`` does): cancel what still runs, join the executor threads, close it.
+
+    It holds the loop, never the :class:`SyncChangeFeed`, so a dropped one can be collected.
+    """
+    asyncio.set_event_loop(loop)
+    try:
+        loop.run_forever()
+    finally:
+        try:
+            tasks = asyncio.all_tasks(loop)
+            for task in tasks:
+                task.cancel()
+            if tasks:
+                loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+            for task in tasks:
+                if not task.cancelled() and task.exception() is not None:
+                    loop.call_exception_handler(
+                        {"message": "error in a sync feed's task at shutdown", "task": task,
+                         "exception": task.exception()}
+                    )
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())
+        finally:
+            asyncio.set_event_loop(None)
+            loop.close()
+
+
+async def _close_and_stop(feed: ChangeFeed) -> None:
+    try:
+        await feed.close()
+    finally:
+        asyncio.get_running_loop().stop()
+
+
+def _release_abandoned_sync(feed: ChangeFeed, loop: asyncio.AbstractEventLoop) -> None:
+    """Finalizer of a :class:`SyncChangeFeed` dropped without ``close()``: warn, then close the
+    feed and stop the loop thread. It does not wait, since it may run on any thread."""
+    if feed._started and not feed._closed:
+        warnings.warn(
+            f"unclosed SyncChangeFeed for table {feed.table_name}; use 'with feed.sync() as ...'",
+            ResourceWarning,
+            stacklevel=1,
+        )
+    if not loop.is_closed():
+        loop.call_soon_threadsafe(loop.create_task, _close_and_stop(feed))
+
+
+class SyncChangeFeed:
+    """Blocking use of a :class:`ChangeFeed` from non-async code.
+
+    ::
+
+        with ChangeFeed(table, consumer_id="job").sync() as feed:
+            for batch in feed:
+                process(batch.to_arrow())
+                feed.commit(batch)
+
+    The feed runs on an event loop in a daemon thread. Ctrl-C (``KeyboardInterrupt``) or any
+    other exception raised while waiting for a batch closes the feed, then propagates: a
+    feed left idle in a ``for`` loop ends promptly, with uncommitted batches left uncommitted.
+
+    :meth:`close` may be called from any thread: a thread waiting for a batch at that moment
+    ends its ``for`` loop (``StopIteration``); a call made after ``close()`` raises
+    :class:`FeedClosedError`. A sync feed dropped without ``close()`` warns
+    (``ResourceWarning``) when collected, then closes its feed and ends its thread.
+    """
+
+    # The main thread waits in slices, not in one blocking ``Future.result()``: a signal the
+    # kernel hands to another thread (pypaimon's, watchfiles', the loop's) does not interrupt
+    # a lock wait in the main thread, so Python would only run its SIGINT handler after the
+    # next batch arrived, which on an idle table is never.
+    _WAIT_SLICE = 0.2  # seconds
+
+    def __init__(self, feed: ChangeFeed) -> None:
+        self._feed = feed
+        self._closed = False
+        self._close_lock = threading.Lock()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=_run_loop,
+            args=(self._loop,),
+            name=f"paimon-feed-sync-{feed.table_name}",
+            daemon=True,
+        )
+        self._thread.start()
+        self._finalizer = weakref.finalize(self, _release_abandoned_sync, feed, self._loop)
+        self._finalizer.atexit = False  # at exit the daemon thread just stops
+
+    def _call(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
+        """Run ``coroutine`` on the loop and wait for it; :class:`FeedClosedError` if the loop
+        stops (``close()`` from another thread) before it finishes."""
+        try:
+            future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+        except RuntimeError:  # the loop is closed
+            coroutine.close()
+            raise self._closed_error() from None
+        try:
+            while True:
+                try:
+                    return future.result(timeout=self._WAIT_SLICE)
+                except concurrent.futures.TimeoutError:
+                    if not self._thread.is_alive() and not future.done():
+                        raise self._closed_error() from None
+        except concurrent.futures.CancelledError:
+            raise self._closed_error() from None
+        except BaseException:
+            future.cancel()
+            raise
+
+    def _closed_error(self) -> FeedClosedError:
+        return FeedClosedError(f"feed for table {self._feed.table_name} is closed")
+
+    def __enter__(self) -> SyncChangeFeed:
+        self._interruptible(self._feed.start())
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __iter__(self) -> Iterator[FeedBatch]:
+        return self
+
+    def __next__(self) -> FeedBatch:
+        """The next batch; ``StopIteration`` at the end snapshot or when another thread calls
+        :meth:`close` meanwhile; :class:`FeedClosedError` if called after ``close()``."""
+        if self._closed:
+            raise self._closed_error()
+        try:
+            return self._interruptible(self._feed.__anext__())
+        except StopAsyncIteration:
+            raise StopIteration from None
+        except FeedClosedError:
+            if self._closed:  # close() from another thread ended this wait
+                raise StopIteration from None
+            raise
+
+    def _interruptible(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
+        """Run ``coroutine``; if the caller is interrupted meanwhile, close the feed first."""
+        try:
+            return self._call(coroutine)
+        except (KeyboardInterrupt, SystemExit):
+            self.close()
+            raise
+
+    def commit(self, batch: FeedBatch) -> None:
+        """Record that ``batch`` is processed (see :meth:`ChangeFeed.commit`)."""
+        if self._closed:
+            raise self._closed_error()
+        self._call(self._feed.commit(batch))
+
+    def metrics(self) -> FeedMetrics:
+        return self._feed.metrics()
+
+    def close(self) -> None:
+        """Close the feed, stop its event loop and join its thread. Idempotent; may be called
+        from any thread (a waiting ``for`` loop in another thread then ends)."""
+        with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._finalizer.detach()
+        try:
+            self._call(self._feed.close())
+        finally:
+            if not self._loop.is_closed():
+                self._loop.call_soon_threadsafe(self._loop.stop)
+            if threading.current_thread() is not self._thread:
+                self._thread.join()
