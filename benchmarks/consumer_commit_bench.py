@@ -10,7 +10,7 @@ running it, so whatever the source's ``commit`` does sits on every micro-batch's
 - ``write``: one write of the consumer file (``CheckpointStore.save``), what a ``commit`` that
   writes it itself waits for, and its S3 requests counted in moto's log;
 - ``commit``: ``StreamDriver.commit`` as it is, which hands the position to the source's
-  consumer-file thread (:class:`~paimon_feed.spark.driver.ConsumerFileWriter`) and returns;
+  consumer-file thread (:class:`~paimon_feed.spark.consumer_file.ConsumerFileWriter`) and returns;
   50 ms apart, about a micro-batch's spacing, and the file is read back after ``close()``.
 
 Writes ``benchmarks/results/consumer_commit.json``. A measurement, not a test: nothing here
