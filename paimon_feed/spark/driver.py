@@ -15,13 +15,15 @@ restarted query re-reads a journaled batch identically.
 
 from __future__ import annotations
 
+import importlib
 import logging
-import time
+import os
 from typing import Any, Sequence
 
 from paimon_feed.batch import FeedBatch
 from paimon_feed.checkpoint import CheckpointStore
 from paimon_feed.errors import (
+    ConfigurationError,
     FeedError,
     HistoryRewrittenError,
     InvalidStartError,
@@ -41,9 +43,10 @@ from paimon_feed.spark.partitions import (
 )
 from paimon_feed.spark.schema import SchemaChangedError
 from paimon_feed.spark.table import load_table
-from paimon_feed.spark.tracker import SnapshotTracker, StorageCounter
+from paimon_feed.spark.tracker import SnapshotTracker
 
 __all__ = [
+    "DRIVER_HOOK_ENV",
     "ConsumerFileWriter",
     "SplitGroup",
     "StreamDriver",
@@ -57,7 +60,27 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-_STATS_WRITE_INTERVAL_S = 0.5
+#: Names a ``module:function`` that every new :class:`StreamDriver` calls with itself, once its
+#: ``table`` and ``planner`` exist and before its tracker first looks at storage. A place for
+#: measurement outside the product: ``benchmarks/_common/spark_stats.py`` counts the driver's
+#: storage calls and writes :meth:`StreamDriver.stats` to a file from there. Unset or blank:
+#: nothing is called. Spark's Python workers inherit it from the environment (or from
+#: ``spark.executorEnv.*``).
+DRIVER_HOOK_ENV = "PAIMON_FEED_SPARK_DRIVER_HOOK"
+
+
+def _driver_hook() -> Any:
+    spec = os.environ.get(DRIVER_HOOK_ENV, "").strip()
+    if not spec:
+        return None
+    module, _, name = spec.partition(":")
+    try:
+        return getattr(importlib.import_module(module), name or "install")
+    except (ImportError, AttributeError) as exc:
+        raise ConfigurationError(
+            f"{DRIVER_HOOK_ENV}={spec!r}: cannot load the driver hook ({exc}); give an "
+            f"importable 'module:function' or unset it"
+        ) from exc
 
 
 def check_schema(table_name: str, query_schema: Any, batches: Sequence[FeedBatch]) -> None:
@@ -132,14 +155,13 @@ class StreamDriver:
         """``follow=False`` starts no notifier: for ``Trigger.AvailableNow``, which reads up to
         a target fixed at start and never needs to hear of later commits."""
         self.options = options
-        self.counter = StorageCounter()
         self.table = load_table(options)
-        self.counter.instrument(self.table.file_io)
         self.planner = Planner(
             self.table, include_row_kind=options.include_row_kind, overwrite=options.overwrite
         )
-        if self.planner.files.one_request:  # its S3 requests do not go through the FileIO
-            self.counter.instrument(self.planner.files, methods=("read", "exists"))
+        hook = _driver_hook()
+        if hook is not None:
+            hook(self)
         self.table_name = self.planner.table_name
         self.checkpoint = (
             CheckpointStore.for_table(self.table, options.consumer_id)
@@ -153,7 +175,6 @@ class StreamDriver:
             reconcile_interval=options.reconcile_interval,
             poll_interval=options.poll_interval,
             sqs_queue_url=options.queue_url,
-            counter=self.counter,
             files=self.planner.files,
         )
         self.progress = Progress(
@@ -165,7 +186,6 @@ class StreamDriver:
         self._available_now_target: int | None = None
         self._committed_next: int | None = None
         self._consumer_writer: ConsumerFileWriter | None = None
-        self._stats_written_at = 0.0
         self._closed = False
         logger.info(
             "paimon_feed source for %s started (notifier=%s, start=%s, end=%s, consumer=%s)",
@@ -213,10 +233,7 @@ class StreamDriver:
         # later, when the next batch is journaled, and never for the last batch of a
         # ``Trigger.AvailableNow`` run: waiting for it left the consumer file a batch behind.
         self._processed(start)
-        try:
-            end = self._next_end(start, max_snapshots)
-        finally:
-            self._maybe_write_stats()
+        end = self._next_end(start, max_snapshots)
         if end == start and self._consumer_writer is not None:
             # Nothing new, so no micro-batch waits: finish the write now. Spark may end the
             # query after this answer (an AvailableNow run ends here) and stops this worker
@@ -347,28 +364,16 @@ class StreamDriver:
                 mark = None
             self._consumer_writer.submit(target, mark)
         self._committed_next = target
-        self._maybe_write_stats(force=True)
 
     # diagnostics and shutdown ------------------------------------------------------------
     def stats(self) -> dict:
+        """The tracker's counters with the query's positions (JSON-ready, no storage call)."""
         stats = self.tracker.stats()
         stats["table"] = self.table_name
         stats["committed_next_snapshot_id"] = self._committed_next
         writer = self._consumer_writer
         stats["consumer_file_next_snapshot_id"] = writer.written if writer is not None else None
         return stats
-
-    def _maybe_write_stats(self, force: bool = False) -> None:
-        path = self.options.stats_path
-        if not path:
-            return
-        now = time.monotonic()
-        if force or now - self._stats_written_at >= _STATS_WRITE_INTERVAL_S:
-            self._stats_written_at = now
-            try:
-                self.tracker.write_stats(path, self.stats())
-            except OSError as exc:  # diagnostics must never fail a query
-                logger.warning("cannot write paimon_feed stats to %s: %s", path, exc)
 
     def close(self) -> None:
         """Stop the notifier. Idempotent."""
@@ -377,7 +382,6 @@ class StreamDriver:
         self._closed = True
         if self._consumer_writer is not None:
             self._consumer_writer.close()
-        self._maybe_write_stats(force=True)
         self.tracker.close()
         logger.info("paimon_feed source for %s stopped", self.table_name)
 
