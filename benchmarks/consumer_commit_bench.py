@@ -24,20 +24,17 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
 
-from s3_costs import s3_request_kind  # noqa: E402  (how the S3 benchmarks read moto's log)
-from s3_support import create_table, commit_rows, paimon_catalog, s3_catalog_options, start_moto_server  # noqa: E402
+from benchmarks._common.s3_costs import s3_request_kind  # (how the S3 benchmarks read moto's log)
+from tests.s3_support import create_table, commit_rows, paimon_catalog, s3_catalog_options, start_moto_server
 
-from paimon_feed.spark.driver import StreamDriver  # noqa: E402
-from paimon_feed.spark.offsets import FeedOffset  # noqa: E402
-from paimon_feed.spark.options import parse_options  # noqa: E402
+from paimon_feed.spark.driver import StreamDriver
+from paimon_feed.spark.offsets import FeedOffset
+from paimon_feed.spark.options import parse_options
 
 BUCKET = "consumer-commit-bench"
 SPACING_S = 0.05

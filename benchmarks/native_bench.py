@@ -29,13 +29,12 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pypaimon import CatalogFactory, Schema  # noqa: E402
+from pypaimon import CatalogFactory, Schema
 
-from paimon_feed import Planner  # noqa: E402
-from paimon_feed.planner import _native_read  # noqa: E402
-from paimon_feed.tables import commit_arrow  # noqa: E402
+from paimon_feed import Planner
+from paimon_feed.planner import _native_read
+from paimon_feed.tables import commit_arrow
 
 RESULTS = Path(__file__).resolve().parent / "results" / "native.json"
 SCHEMA = pa.schema([

@@ -28,8 +28,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 DOCS = ("README.md", "docs/benchmarks.md", "docs/concepts.md", "docs/spark.md", "docs/s3.md",
         "docs/warehouse.md",
         "infra/terraform/examples/complete/README.md")
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from s3_costs import MONTH_S, S3_USD_PER_1000, usd_per_month  # noqa: E402  (the prices the benchmarks use)
+from benchmarks._common.s3_costs import MONTH_S, S3_USD_PER_1000, usd_per_month  # (the prices the benchmarks use)
 
 MARKER = re.compile(r"<!-- bench:(?P<name>[\w-]+) -->(?P<body>.*?)<!-- /bench:(?P=name) -->", re.DOTALL)
 

@@ -21,7 +21,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(HERE, "..", "tests", "spark"), os.path.join(HERE, "..", "tests")]
 
-from spark_support import (  # noqa: E402
+from spark_support import (
     Warehouse,
     WriterThread,
     commit,

@@ -34,9 +34,9 @@ import statistics
 import sys
 import time
 
-from java_connector_worker import into_sink, run_until_rows
-from scratch import scratch_dir
-from spark_bench import (
+from benchmarks.java_connector_worker import into_sink, run_until_rows
+from benchmarks._common.scratch import scratch_dir
+from benchmarks.spark_bench import (
     RESULTS,
     SESSION_SOCKETS,
     WIDE,

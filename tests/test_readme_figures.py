@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from support.benchmarks import load_benchmark
+import importlib
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCHMARKS_PAGE = ROOT / "docs" / "benchmarks.md"
-render_readme = load_benchmark("render_readme")
+render_readme = importlib.import_module("benchmarks.render_readme")
 
 
 @pytest.fixture(scope="module")
