@@ -1,7 +1,7 @@
 """Catch-up benchmark: a consumer with a backlog, paimon-feed vs pypaimon's
 ``AsyncStreamingTableScan``, same run, same tables, interleaved.
 
-    python benchmarks/catchup_bench.py [--snapshots 1000] [--s3-snapshots 1000]
+    python -m benchmarks.catchup_bench [--snapshots 1000] [--s3-snapshots 1000]
                                        [--memory-snapshots 3000] [--repeats 3]
                                        [--local-repeats 11]
                                        [--delay-ms 20] [--sqs-tables 10] [--sqs-commits 100]

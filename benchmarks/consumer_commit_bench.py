@@ -1,6 +1,6 @@
 """What Spark's commit of a micro-batch costs the Spark source with ``consumerId`` on S3.
 
-    python benchmarks/consumer_commit_bench.py [--commits 60]
+    python -m benchmarks.consumer_commit_bench [--commits 60]
 
 Spark commits micro-batch N to its source after journaling micro-batch N+1's offsets and before
 running it, so whatever the source's ``commit`` does sits on every micro-batch's path. With

@@ -1,6 +1,6 @@
 """Core benchmark: push (paimon-feed) vs poll (pypaimon's AsyncStreamingTableScan), same run.
 
-    python benchmarks/core_bench.py [--commits 150] [--idle-seconds 150] [--catch-up 1000]
+    python -m benchmarks.core_bench [--commits 150] [--idle-seconds 150] [--catch-up 1000]
 
 1. Commit-to-batch latency. One writer process commits to a local append table at random
    intervals; four consumer processes follow it at once: (a) pypaimon's

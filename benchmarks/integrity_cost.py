@@ -1,6 +1,6 @@
 """What the history-integrity checks cost in S3 requests: before and after, in the same run.
 
-    python benchmarks/integrity_cost.py [--before REF] [--commits 40] [--idle-seconds 60]
+    python -m benchmarks.integrity_cost [--before REF] [--commits 40] [--idle-seconds 60]
                                         [--reconcile-interval 5]
 
 On one ``moto_server`` (S3 and SQS over real HTTP), two consumer processes follow two tables

@@ -1,7 +1,7 @@
 """Merged full-state reads: the feed with ``[native]`` (pypaimon-rust), without it, and
 pypaimon's own batch read, same run, same tables, interleaved.
 
-    python benchmarks/native_bench.py [--keys 1000000] [--commits 4] [--repeats 3]
+    python -m benchmarks.native_bench [--keys 1000000] [--commits 4] [--repeats 3]
 
 A partial-update and an aggregation table (Parquet, 4 buckets) get ``--commits`` uncompacted
 commits from pypaimon's writer, each a window of 60% of the keys (so every key has one to

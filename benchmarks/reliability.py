@@ -1,6 +1,6 @@
 """Reliability suite: try hard to break DESIGN.md's invariants, and count what happens.
 
-    python benchmarks/reliability.py [--kills 50] [--soak 10000]
+    python -m benchmarks.reliability [--kills 50] [--soak 10000]
 
 Scenarios (each also runs, reduced, as a test in tests/reliability/):
 

@@ -1,7 +1,7 @@
 """S3 benchmark: push (ChangeFeed + SqsNotifier) vs poll (pypaimon's AsyncStreamingTableScan),
 on a local ``moto_server`` (S3 and SQS over real HTTP), same run.
 
-    python benchmarks/s3_bench.py [--commits 60] [--idle-seconds 600] [--tables 200 1000]
+    python -m benchmarks.s3_bench [--commits 60] [--idle-seconds 600] [--tables 200 1000]
                                   [--wake-rate 20] [--wake-seconds 100]
 
 1. Commit-to-batch latency. A writer process commits to an ``s3://`` append table at random

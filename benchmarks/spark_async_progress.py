@@ -1,6 +1,6 @@
 """Does ``asyncProgressTrackingEnabled`` keep the source's restart exactly-once? (issue 13)
 
-    python benchmarks/spark_async_progress.py
+    python -m benchmarks.spark_async_progress
 
 The restart scenario of ``tests/spark/test_spark_stream.py`` (a writer commits 16 times while a
 query with ``maxSnapshotsPerTrigger=2`` runs, is stopped and restarted on the same checkpoint,

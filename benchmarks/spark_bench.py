@@ -1,7 +1,7 @@
 """Spark benchmark: the ``paimon_feed`` source side by side with the other ways to read a Paimon
 table in Spark, same run, same tables, same sinks.
 
-    python benchmarks/spark_bench.py [--sizes 4000000,32000000] [--pk-rows 1000000]
+    python -m benchmarks.spark_bench [--sizes 4000000,32000000] [--pk-rows 1000000]
                                      [--latency-commits 20] [--idle-seconds 60] [--smoke]
 
 Readers: this source (``paimon_feed``, on the project's PySpark), Paimon's own Java Spark

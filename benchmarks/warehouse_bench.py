@@ -1,6 +1,6 @@
 """Warehouse benchmark: many local tables followed by one process.
 
-    python benchmarks/warehouse_bench.py [--sizes 10 100 1000] [--commits 200] [--idle-seconds 20]
+    python -m benchmarks.warehouse_bench [--sizes 10 100 1000] [--commits 200] [--idle-seconds 20]
 
 For each size, a warehouse of that many append tables, and two ways to follow them, each in
 its own consumer process:

@@ -28,7 +28,7 @@ def test_doc_figures_are_the_rendered_benchmark_results(doc, results):
     assert render_readme.MARKER.search(text), f"{doc} has no benchmark figure block"
     rendered = render_readme.render(text, results, source=doc)
     assert rendered == text, (
-        f"{doc} differs from benchmarks/results/*.json; run python benchmarks/render_readme.py"
+        f"{doc} differs from benchmarks/results/*.json; run python -m benchmarks.render_readme"
     )
 
 
