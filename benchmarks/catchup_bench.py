@@ -1,7 +1,7 @@
 """Catch-up benchmark: a consumer with a backlog, paimon-feed vs pypaimon's
 ``AsyncStreamingTableScan``, same run, same tables, interleaved.
 
-    python benchmarks/catchup_bench.py [--snapshots 1000] [--s3-snapshots 1000]
+    python -m benchmarks.catchup_bench [--snapshots 1000] [--s3-snapshots 1000]
                                        [--memory-snapshots 3000] [--repeats 3]
                                        [--local-repeats 11]
                                        [--delay-ms 20] [--sqs-tables 10] [--sqs-commits 100]
@@ -53,15 +53,12 @@ from paimon_feed.tables import commit_arrow
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RESULTS = os.path.join(HERE, "results")
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(ROOT, "tests"))
-sys.path.insert(0, os.path.join(ROOT, "tests", "reliability"))
 
-import s3_bench  # noqa: E402  (commit -> batch through SQS on moto)
-from core_bench import feed_catch_up, pypaimon_catch_up  # noqa: E402  (shared catch-up runs)
-from fault_proxy import FaultProxy  # noqa: E402
-from s3_support import s3_catalog_options, start_moto_server  # noqa: E402
-from scratch import scratch_dir  # noqa: E402  (removed at exit)
+from benchmarks import s3_bench  # (commit -> batch through SQS on moto)
+from benchmarks.core_bench import feed_catch_up, pypaimon_catch_up  # (shared catch-up runs)
+from tests.reliability.fault_proxy import FaultProxy
+from tests.s3_support import s3_catalog_options, start_moto_server
+from benchmarks._common.scratch import scratch_dir  # (removed at exit)
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("payload", pa.string())])
 ROWS_PER_COMMIT = 5
@@ -436,7 +433,7 @@ def measure_memory(warehouse: str, snapshots: int, interval_s: float = 0.05) -> 
     for mode in MEMORY_MODES:
         ready, out = os.path.join(workdir, f"ready-{mode}"), os.path.join(workdir, f"{mode}.json")
         child = subprocess.Popen(
-            [sys.executable, __file__, "_memory", mode, warehouse, str(snapshots), ready, out]
+            [sys.executable, "-m", __spec__.name, "_memory", mode, warehouse, str(snapshots), ready, out]
         )
         samples: list[tuple[float, int]] = []
         while not os.path.exists(ready) and child.poll() is None:

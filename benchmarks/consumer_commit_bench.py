@@ -1,6 +1,6 @@
 """What Spark's commit of a micro-batch costs the Spark source with ``consumerId`` on S3.
 
-    python benchmarks/consumer_commit_bench.py [--commits 60]
+    python -m benchmarks.consumer_commit_bench [--commits 60]
 
 Spark commits micro-batch N to its source after journaling micro-batch N+1's offsets and before
 running it, so whatever the source's ``commit`` does sits on every micro-batch's path. With
@@ -10,7 +10,7 @@ running it, so whatever the source's ``commit`` does sits on every micro-batch's
 - ``write``: one write of the consumer file (``CheckpointStore.save``), what a ``commit`` that
   writes it itself waits for, and its S3 requests counted in moto's log;
 - ``commit``: ``StreamDriver.commit`` as it is, which hands the position to the source's
-  consumer-file thread (:class:`~paimon_feed.spark.driver.ConsumerFileWriter`) and returns;
+  consumer-file thread (:class:`~paimon_feed.spark.consumer_file.ConsumerFileWriter`) and returns;
   50 ms apart, about a micro-batch's spacing, and the file is read back after ``close()``.
 
 Writes ``benchmarks/results/consumer_commit.json``. A measurement, not a test: nothing here
@@ -24,20 +24,17 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
 
-from s3_costs import s3_request_kind  # noqa: E402  (how the S3 benchmarks read moto's log)
-from s3_support import create_table, commit_rows, paimon_catalog, s3_catalog_options, start_moto_server  # noqa: E402
+from benchmarks._common.s3_costs import s3_request_kind  # (how the S3 benchmarks read moto's log)
+from tests.s3_support import create_table, commit_rows, paimon_catalog, s3_catalog_options, start_moto_server
 
-from paimon_feed.spark.driver import StreamDriver  # noqa: E402
-from paimon_feed.spark.offsets import FeedOffset  # noqa: E402
-from paimon_feed.spark.options import parse_options  # noqa: E402
+from paimon_feed.spark.driver import StreamDriver
+from paimon_feed.spark.offsets import FeedOffset
+from paimon_feed.spark.options import parse_options
 
 BUCKET = "consumer-commit-bench"
 SPACING_S = 0.05

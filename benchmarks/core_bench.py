@@ -1,6 +1,6 @@
 """Core benchmark: push (paimon-feed) vs poll (pypaimon's AsyncStreamingTableScan), same run.
 
-    python benchmarks/core_bench.py [--commits 150] [--idle-seconds 150] [--catch-up 1000]
+    python -m benchmarks.core_bench [--commits 150] [--idle-seconds 150] [--catch-up 1000]
 
 1. Commit-to-batch latency. One writer process commits to a local append table at random
    intervals; four consumer processes follow it at once: (a) pypaimon's
@@ -38,9 +38,10 @@ from paimon_feed.tables import commit_arrow
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
-sys.path.insert(0, HERE)
 
-from scratch import scratch_dir  # noqa: E402  (removed at exit)
+from benchmarks._common.counting import CountingFileIO
+from benchmarks._common.scratch import scratch_dir  # (removed at exit)
+from benchmarks._common.stats import arrivals, percentile
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("payload", pa.string())])
 MODES = ("pypaimon", "local", "local-20ms", "poll")
 LABELS = {
@@ -69,36 +70,6 @@ def open_table(warehouse: str):
 def commit(table, n: int, rows: int = 10) -> None:
     data = pa.table({"id": [n * rows + i for i in range(rows)], "payload": [f"r{n}"] * rows}, schema=SCHEMA)
     commit_arrow(table, data)
-
-
-class CountingFileIO:
-    """Counts every storage call a consumer makes through pypaimon's FileIO."""
-
-    COUNTED = {
-        "exists", "read_file_utf8", "list_status", "get_file_status", "new_input_stream",
-        "is_dir", "read_overwritten_file_utf8", "list_directories",
-    }
-
-    def __init__(self, inner) -> None:
-        self._inner = inner
-        self.calls = 0
-
-    def counted(self, read):
-        """``read`` counting each call as one storage call too."""
-        def call(*args, **kwargs):
-            self.calls += 1
-            return read(*args, **kwargs)
-        return call
-
-    def exists_batch(self, paths):
-        self.calls += len(paths)
-        return {path: self._inner.exists(path) for path in paths}
-
-    def __getattr__(self, name):
-        attribute = getattr(self._inner, name)
-        if name in self.COUNTED and callable(attribute):
-            return self.counted(attribute)
-        return attribute
 
 
 # --- consumer processes ---------------------------------------------------------------------------
@@ -175,24 +146,6 @@ def writer_main(argv: list[str]) -> None:
 # --- measurements ---------------------------------------------------------------------------------
 
 
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
-
-
-def arrivals(received: dict[int, float], first: int, last: int) -> tuple[dict[int, float], int]:
-    """When each snapshot reached the consumer (a batch covering several delivers each of them
-    when it arrives), and how many never did."""
-    arrival, pending = {}, []
-    for snapshot_id in range(first, last + 1):
-        pending.append(snapshot_id)
-        if snapshot_id in received:
-            for waiting in pending:
-                arrival[waiting] = received[snapshot_id]
-            pending = []
-    return arrival, len(pending)
-
-
 def measure_latency_and_idle(commits: int, idle_seconds: float) -> dict:
     warehouse = scratch_dir("paimon-feed-bench-")
     table = open_table(warehouse)
@@ -203,12 +156,12 @@ def measure_latency_and_idle(commits: int, idle_seconds: float) -> dict:
         ready = os.path.join(warehouse, f"ready-{mode}")
         outs[mode] = os.path.join(warehouse, f"result-{mode}.json")
         procs[mode] = subprocess.Popen(
-            [sys.executable, __file__, "_consume", mode, warehouse, str(last), str(idle_seconds), ready, outs[mode]]
+            [sys.executable, "-m", __spec__.name, "_consume", mode, warehouse, str(last), str(idle_seconds), ready, outs[mode]]
         )
         while not os.path.exists(ready):
             time.sleep(0.05)
     time.sleep(1.5)
-    writer = subprocess.Popen([sys.executable, __file__, "_write", warehouse, "1", str(commits), "7"])
+    writer = subprocess.Popen([sys.executable, "-m", __spec__.name, "_write", warehouse, "1", str(commits), "7"])
     writer.wait()
     for proc in procs.values():
         proc.wait()

@@ -1,6 +1,6 @@
 """What the history-integrity checks cost in S3 requests: before and after, in the same run.
 
-    python benchmarks/integrity_cost.py [--before REF] [--commits 40] [--idle-seconds 60]
+    python -m benchmarks.integrity_cost [--before REF] [--commits 40] [--idle-seconds 60]
                                         [--reconcile-interval 5]
 
 On one ``moto_server`` (S3 and SQS over real HTTP), two consumer processes follow two tables
@@ -36,13 +36,11 @@ from urllib.parse import unquote
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RESULTS = os.path.join(HERE, "results")
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(ROOT, "tests"))
 
-from s3_bench import BUCKET, SCHEMA, _drain, commit, open_catalog  # noqa: E402
-from s3_costs import s3_request_kind  # noqa: E402
-from s3_support import s3_catalog_options, start_moto_server  # noqa: E402
-from scratch import scratch_dir  # noqa: E402  (removed at exit)
+from benchmarks.s3_bench import BUCKET, SCHEMA, _drain, commit, open_catalog
+from benchmarks._common.s3_costs import s3_request_kind
+from tests.s3_support import s3_catalog_options, start_moto_server
+from benchmarks._common.scratch import scratch_dir  # (removed at exit)
 
 BEFORE_REF = "1326266"  # main before the progress protocol and its checks
 VARIANTS = ("before", "after")
@@ -151,9 +149,9 @@ def _measure(server, before_ref: str, commits: int, idle_seconds: float, reconci
             "reconcile_interval": reconcile_interval, "last_snapshot": commits + 1,
             "signals": signals, "out": outs[variant],
         }
-        env = {**os.environ, **server.credentials_env, "PYTHONPATH": os.pathsep.join([sources[variant], os.path.join(ROOT, "benchmarks"), os.path.join(ROOT, "tests")])}
+        env = {**os.environ, **server.credentials_env, "PYTHONPATH": os.pathsep.join([sources[variant], ROOT])}
         procs[variant] = subprocess.Popen(
-            [sys.executable, __file__, "_follow", json.dumps(config)], env=env, cwd=signals
+            [sys.executable, "-m", __spec__.name, "_follow", json.dumps(config)], env=env, cwd=signals
         )
     for variant in VARIANTS:
         while not os.path.exists(os.path.join(signals, f"ready-{variant}")):

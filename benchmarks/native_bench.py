@@ -1,7 +1,7 @@
 """Merged full-state reads: the feed with ``[native]`` (pypaimon-rust), without it, and
 pypaimon's own batch read, same run, same tables, interleaved.
 
-    python benchmarks/native_bench.py [--keys 1000000] [--commits 4] [--repeats 3]
+    python -m benchmarks.native_bench [--keys 1000000] [--commits 4] [--repeats 3]
 
 A partial-update and an aggregation table (Parquet, 4 buckets) get ``--commits`` uncompacted
 commits from pypaimon's writer, each a window of 60% of the keys (so every key has one to
@@ -29,13 +29,12 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pypaimon import CatalogFactory, Schema  # noqa: E402
+from pypaimon import CatalogFactory, Schema
 
-from paimon_feed import Planner  # noqa: E402
-from paimon_feed.planner import _native_read  # noqa: E402
-from paimon_feed.tables import commit_arrow  # noqa: E402
+from paimon_feed import Planner
+from paimon_feed.planner import _native_read
+from paimon_feed.tables import commit_arrow
 
 RESULTS = Path(__file__).resolve().parent / "results" / "native.json"
 SCHEMA = pa.schema([

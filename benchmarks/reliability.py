@@ -1,6 +1,6 @@
 """Reliability suite: try hard to break DESIGN.md's invariants, and count what happens.
 
-    python benchmarks/reliability.py [--kills 50] [--soak 10000]
+    python -m benchmarks.reliability [--kills 50] [--soak 10000]
 
 Scenarios (each also runs, reduced, as a test in tests/reliability/):
 
@@ -36,9 +36,8 @@ from paimon_feed.tables import commit_arrow
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
-sys.path.insert(0, HERE)
 
-from scratch import removes_scratch, scratch_dir  # noqa: E402
+from benchmarks._common.scratch import removes_scratch, scratch_dir
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("commit", pa.int64())])
 ROWS_PER_COMMIT = 2
 
@@ -99,7 +98,7 @@ def writer_main(warehouse: str, first: int, count: int, interval: float, stop_fi
 
 def start_writer(warehouse: str, *, first: int, count: int = -1, interval: float, stop_file: str = "-") -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, __file__, "_write", warehouse, str(first), str(count), str(interval), stop_file],
+        [sys.executable, "-m", __spec__.name, "_write", warehouse, str(first), str(count), str(interval), stop_file],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -204,7 +203,7 @@ def run_crash(kills: int, *, seed: int = 1, interval: float = 0.02) -> Outcome:
     try:
         while killed < kills:
             starts = _count_starts(sink)
-            consumer = subprocess.Popen([sys.executable, __file__, "_consume", warehouse, sink, "-"])
+            consumer = subprocess.Popen([sys.executable, "-m", __spec__.name, "_consume", warehouse, sink, "-"])
             if rng.random() < 0.2:
                 time.sleep(rng.uniform(0.0, 1.0))  # during start-up, before the first batch
             else:
@@ -220,7 +219,7 @@ def run_crash(kills: int, *, seed: int = 1, interval: float = 0.02) -> Outcome:
         open(stop, "w").close()
         last_commit = last_written(writer)
     last_snapshot = last_commit + 1  # commit n is snapshot n + 1
-    final = subprocess.run([sys.executable, __file__, "_consume", warehouse, sink, str(last_snapshot)], timeout=300)
+    final = subprocess.run([sys.executable, "-m", __spec__.name, "_consume", warehouse, sink, str(last_snapshot)], timeout=300)
     assert final.returncode == 0, "the final consumer run failed"
     outcome = verify_sink(sink, range(0, last_commit + 1))
     outcome.notes = {"kills": killed, "commits": last_commit + 1}

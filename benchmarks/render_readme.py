@@ -9,7 +9,7 @@ Every figure a benchmark measured stands in the docs between marker comments::
 and inline, for a figure in a sentence: ``<!-- bench:idle-pypaimon-s3 -->67,440<!-- /bench:idle-pypaimon-s3 -->``.
 This script renders what belongs between each pair from the JSON the benchmarks wrote and puts it
 there; ``tests/test_readme_figures.py`` fails when a doc differs from what it would write. After
-re-running a benchmark, run ``python benchmarks/render_readme.py`` (``--check`` only reports).
+re-running a benchmark, run ``python -m benchmarks.render_readme`` (``--check`` only reports).
 """
 
 from __future__ import annotations
@@ -28,8 +28,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 DOCS = ("README.md", "docs/benchmarks.md", "docs/concepts.md", "docs/spark.md", "docs/s3.md",
         "docs/warehouse.md",
         "infra/terraform/examples/complete/README.md")
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from s3_costs import MONTH_S, S3_USD_PER_1000, usd_per_month  # noqa: E402  (the prices the benchmarks use)
+from benchmarks._common.s3_costs import MONTH_S, S3_USD_PER_1000, usd_per_month  # (the prices the benchmarks use)
 
 MARKER = re.compile(r"<!-- bench:(?P<name>[\w-]+) -->(?P<body>.*?)<!-- /bench:(?P=name) -->", re.DOTALL)
 
@@ -476,7 +475,7 @@ def spark_consumer_commit(r: dict) -> str:
         f"(median; p95 {c['write']['p95_ms']:.0f} ms; {c['write']['s3_requests']:g} S3 request"
         f"{'' if c['write']['s3_requests'] == 1 else 's'}), which every micro-batch would wait for; the "
         f"source's `commit` returns in {c['commit']['median_ms']:.2f} ms, and the file {stored} once the "
-        f"query stopped (`python benchmarks/consumer_commit_bench.py`)."
+        f"query stopped (`python -m benchmarks.consumer_commit_bench`)."
     )
 
 

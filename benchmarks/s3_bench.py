@@ -1,7 +1,7 @@
 """S3 benchmark: push (ChangeFeed + SqsNotifier) vs poll (pypaimon's AsyncStreamingTableScan),
 on a local ``moto_server`` (S3 and SQS over real HTTP), same run.
 
-    python benchmarks/s3_bench.py [--commits 60] [--idle-seconds 600] [--tables 200 1000]
+    python -m benchmarks.s3_bench [--commits 60] [--idle-seconds 600] [--tables 200 1000]
                                   [--wake-rate 20] [--wake-seconds 100]
 
 1. Commit-to-batch latency. A writer process commits to an ``s3://`` append table at random
@@ -58,13 +58,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RESULTS = os.path.join(HERE, "results")
 PAYLOADS = os.path.join(ROOT, "tests", "notifiers", "payloads", "s3_direct_commits.json")
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(ROOT, "tests"))
 
-from core_bench import CountingFileIO, arrivals, percentile  # noqa: E402
-from s3_support import MotoServer, s3_catalog_options, start_moto_server  # noqa: E402
-from scratch import scratch_dir  # noqa: E402  (removed at exit)
-from s3_costs import s3_request_kind, usd_per_month  # noqa: E402  (S3 request kinds and prices)
+from benchmarks._common.counting import CountingFileIO
+from benchmarks._common.stats import arrivals, percentile
+from tests.s3_support import MotoServer, s3_catalog_options, start_moto_server
+from benchmarks._common.scratch import scratch_dir  # (removed at exit)
+from benchmarks._common.s3_costs import s3_request_kind, usd_per_month  # (S3 request kinds and prices)
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("payload", pa.string())])
 BUCKET = "bench-lake"
@@ -353,14 +352,14 @@ def measure_latency_and_idle(
             "endpoint_url": server.endpoint_url, "last_snapshot": last, "signals": signals,
             "out": outs[mode], "latency_tables": names,
         }
-        procs[mode] = subprocess.Popen([sys.executable, __file__, "_consume", json.dumps(config)])
+        procs[mode] = subprocess.Popen([sys.executable, "-m", __spec__.name, "_consume", json.dumps(config)])
     for mode in modes:
         while not os.path.exists(os.path.join(signals, f"ready-{mode}")):
             _check_alive(procs)
             time.sleep(0.1)
     time.sleep(1.5)
     writer = subprocess.Popen(
-        [sys.executable, __file__, "_write", json.dumps(options), "1", str(commits), "7",
+        [sys.executable, "-m", __spec__.name, "_write", json.dumps(options), "1", str(commits), "7",
          json.dumps(names)]
     )
     writer.wait()
@@ -569,7 +568,7 @@ def measure_wake(server: MotoServer, tables: int, rate: float, seconds: float) -
     paths = {name: os.path.join(workdir, name) for name in names}
     listener = subprocess.Popen(
         [
-            sys.executable, __file__, "_listen",
+            sys.executable, "-m", __spec__.name, "_listen",
             json.dumps({
                 "queue_url": queue.queue_url, "endpoint_url": server.endpoint_url,
                 "tables": tables, "ready": paths["ready"], "sent": paths["sent"],
@@ -583,7 +582,7 @@ def measure_wake(server: MotoServer, tables: int, rate: float, seconds: float) -
         time.sleep(0.1)
     sender = subprocess.Popen(
         [
-            sys.executable, __file__, "_send",
+            sys.executable, "-m", __spec__.name, "_send",
             json.dumps({
                 "port": server.port, "queue_url": queue.queue_url, "tables": tables,
                 "commit_interval": commit_interval, "seconds": seconds, "sent": paths["sent"],

@@ -1,6 +1,6 @@
 """Does ``asyncProgressTrackingEnabled`` keep the source's restart exactly-once? (issue 13)
 
-    python benchmarks/spark_async_progress.py
+    python -m benchmarks.spark_async_progress
 
 The restart scenario of ``tests/spark/test_spark_stream.py`` (a writer commits 16 times while a
 query with ``maxSnapshotsPerTrigger=2`` runs, is stopped and restarted on the same checkpoint,
@@ -21,7 +21,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(HERE, "..", "tests", "spark"), os.path.join(HERE, "..", "tests")]
 
-from spark_support import (  # noqa: E402
+from spark_support import (
     Warehouse,
     WriterThread,
     commit,

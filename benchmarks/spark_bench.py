@@ -1,7 +1,7 @@
 """Spark benchmark: the ``paimon_feed`` source side by side with the other ways to read a Paimon
 table in Spark, same run, same tables, same sinks.
 
-    python benchmarks/spark_bench.py [--sizes 4000000,32000000] [--pk-rows 1000000]
+    python -m benchmarks.spark_bench [--sizes 4000000,32000000] [--pk-rows 1000000]
                                      [--latency-commits 20] [--idle-seconds 60] [--smoke]
 
 Readers: this source (``paimon_feed``, on the project's PySpark), Paimon's own Java Spark
@@ -81,19 +81,19 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 import paimon_feed.spark
+from paimon_feed._layout import local_url
 from paimon_feed.tables import commit_arrow
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RESULTS = os.path.join(HERE, "results")
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(ROOT, "tests"))
-sys.path.insert(0, os.path.join(ROOT, "tests", "interop"))
 
-from fetch_java import cache_dir  # noqa: E402  (the Java cache root shared with interop tests)
-from java_connector_worker import DIGEST_SQL, ArrivalSink, into_sink  # noqa: E402  (the same fingerprint on both sides)
-from scratch import scratch_dir  # noqa: E402  (removed at exit)
-from s3_costs import s3_request_kind, usd_per_month  # noqa: E402  (S3 request kinds and prices)
+from tests.interop.fetch_java import cache_dir  # (the Java cache root shared with interop tests)
+from benchmarks.java_connector_worker import DIGEST_SQL, ArrivalSink, into_sink  # (the same fingerprint on both sides)
+from benchmarks._common import spark_stats
+from benchmarks._common.scratch import scratch_dir  # (removed at exit)
+from benchmarks._common.stats import percentile
+from benchmarks._common.s3_costs import s3_request_kind, usd_per_month  # (S3 request kinds and prices)
 
 WIDE = pa.schema(
     [
@@ -194,18 +194,19 @@ def data_files(warehouse: str, name: str) -> list[str]:
 # --- helpers --------------------------------------------------------------------------------------
 
 
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
-
-
 def load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-def read_stats(path: str) -> dict:
-    with open(path, encoding="utf-8") as handle:
-        return json.load(handle)
+#: Where the source's drivers write their counters (the driver hook in new_session's workers).
+STATS_DIR = scratch_dir("paimon-feed-spark-stats-")
+
+
+def driver_stats(table_uri: str):
+    """A reader of the counters the source's driver for ``table_uri`` writes (``{}`` until it
+    answered its first offsets); the last query's file is removed first."""
+    spark_stats.stats_file(STATS_DIR, table_uri).unlink(missing_ok=True)
+    return lambda: spark_stats.read_stats(STATS_DIR, table_uri)
 
 
 def wait_for(condition, timeout: float, what: str) -> None:
@@ -730,8 +731,8 @@ def measure_imports(warehouse: str, repeats: int) -> dict:
 
 def start_follow_query(readers: Readers, name: str, mode: str, trigger: str, sink, workdir: str, tag: str,
                        extra: dict | None = None):
-    stats_path = os.path.join(workdir, f"stats-{mode}-{tag}.json")
-    stream = readers.stream("source", name, SMALL_DDL, startingPosition="latest", statsPath=stats_path,
+    stats = driver_stats(local_url(os.path.join(readers.warehouse, "db.db", name)))
+    stream = readers.stream("source", name, SMALL_DDL, startingPosition="latest",
                             **MODES.get(mode, {}), **(extra or {}))
     query = (
         stream.writeStream.foreachBatch(sink)
@@ -740,8 +741,8 @@ def start_follow_query(readers: Readers, name: str, mode: str, trigger: str, sin
         .start()
     )
     # Started means: the source answered its first offsets (it writes stats from then on).
-    wait_for(lambda: os.path.exists(stats_path), 120, f"the {mode} query to start")
-    return query, stats_path
+    wait_for(lambda: bool(stats()), 120, f"the {mode} query to start")
+    return query, stats
 
 
 class SourceFollow:
@@ -749,8 +750,8 @@ class SourceFollow:
 
     def __init__(self, readers: Readers, name: str, mode: str, trigger: str, workdir: str, tag: str) -> None:
         self.sink = ArrivalSink()
-        self.query, stats_path = start_follow_query(readers, name, mode, trigger, self.sink, workdir, tag)
-        wait_for(lambda: read_stats(stats_path)["latest_calls"] >= 3, 120, f"{mode} triggers")
+        self.query, stats = start_follow_query(readers, name, mode, trigger, self.sink, workdir, tag)
+        wait_for(lambda: stats()["latest_calls"] >= 3, 120, f"{mode} triggers")
 
     def arrivals(self) -> dict:
         return self.sink.snapshot()
@@ -953,7 +954,7 @@ def measure_python_sockets(commits: int, rounds: int, workdir: str) -> dict:
             out = os.path.join(workdir, f"socket-probe-{sockets}-{round_index}.json")
             log_path = os.path.join(workdir, f"socket-probe-{sockets}-{round_index}.log")
             with open(log_path, "w", encoding="utf-8") as log:
-                done = subprocess.run([sys.executable, os.path.abspath(__file__), "--socket-probe", sockets,
+                done = subprocess.run([sys.executable, "-m", __spec__.name, "--socket-probe", sockets,
                                        "--probe-order", str(round_index % 2),
                                        "--latency-commits", str(per_round), "--out", out],
                                       stdout=log, stderr=subprocess.STDOUT, check=False)
@@ -1025,10 +1026,10 @@ def measure_idle_s3(spark, server, workdir: str, idle_seconds: float, java: Java
         for mode, name in tables.items():
             if mode == "java_connector":
                 continue
-            stats = os.path.join(workdir, f"idle-{mode}.json")
+            stats = driver_stats(f"{options['warehouse']}/db.db/{name}")
             query = (
                 spark.readStream.format(FORMAT_NAME).option("warehouse", options["warehouse"])
-                .option("table", f"db.{name}").option("startingPosition", "latest").option("statsPath", stats)
+                .option("table", f"db.{name}").option("startingPosition", "latest")
                 .options(**catalog_options, **mode_options[mode]).load()
                 .writeStream.foreachBatch(ArrivalSink())
                 .option("checkpointLocation", os.path.join(workdir, f"idle-checkpoint-{mode}"))
@@ -1036,7 +1037,7 @@ def measure_idle_s3(spark, server, workdir: str, idle_seconds: float, java: Java
             )
             queries[mode] = (query, stats)
         for mode, (_, stats) in queries.items():
-            wait_for(lambda stats=stats: os.path.exists(stats), 120, f"the idle {mode} query to start")
+            wait_for(lambda stats=stats: bool(stats()), 120, f"the idle {mode} query to start")
         java_follow = None
         if java:
             java_follow = JavaFollow(java, f"s3a://{BUCKET}/wh/db.db/idle_java", "0 seconds",
@@ -1167,6 +1168,8 @@ def new_session(app_name: str, sockets: str):
         .config("spark.sql.shuffle.partitions", "2").config("spark.sql.session.timeZone", "UTC")
         .config(paimon_feed.spark.UNIX_SOCKETS_CONF, SOCKETS[sockets])
     )
+    for name, value in spark_stats.worker_env(STATS_DIR).items():
+        builder = builder.config(f"spark.executorEnv.{name}", value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     paimon_feed.spark.register(spark)

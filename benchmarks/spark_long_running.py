@@ -1,6 +1,6 @@
 """Spark benchmark, long-running queries: rows/s once a query is up, one commit per micro-batch.
 
-    python benchmarks/spark_long_running.py [--rows 32000000] [--commits 32] [--repeats 3] [--smoke]
+    python -m benchmarks.spark_long_running [--rows 32000000] [--commits 32] [--repeats 3] [--smoke]
 
 ``spark_bench.py`` times ``Trigger.AvailableNow`` queries, which pay Spark's start-up every time.
 A long-running query pays it once; from then on every micro-batch pays Spark's per-batch work
@@ -34,9 +34,9 @@ import statistics
 import sys
 import time
 
-from java_connector_worker import into_sink, run_until_rows
-from scratch import scratch_dir
-from spark_bench import (
+from benchmarks.java_connector_worker import into_sink, run_until_rows
+from benchmarks._common.scratch import scratch_dir
+from benchmarks.spark_bench import (
     RESULTS,
     SESSION_SOCKETS,
     WIDE,

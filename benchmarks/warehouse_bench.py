@@ -1,6 +1,6 @@
 """Warehouse benchmark: many local tables followed by one process.
 
-    python benchmarks/warehouse_bench.py [--sizes 10 100 1000] [--commits 200] [--idle-seconds 20]
+    python -m benchmarks.warehouse_bench [--sizes 10 100 1000] [--commits 200] [--idle-seconds 20]
 
 For each size, a warehouse of that many append tables, and two ways to follow them, each in
 its own consumer process:
@@ -40,9 +40,8 @@ import pyarrow as pa
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
-sys.path.insert(0, HERE)
 
-from scratch import scratch_dir  # noqa: E402  (removed at exit)
+from benchmarks._common.scratch import scratch_dir  # (removed at exit)
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("payload", pa.string())])
 MODES = ("warehouse", "changefeeds")
@@ -208,13 +207,13 @@ def run_one(mode: str, size: int, commits: int, idle_seconds: float) -> dict:
     create_tables(warehouse, size)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.path.dirname(HERE), os.environ.get("PYTHONPATH", "")])}
     consumer = subprocess.Popen(
-        [sys.executable, __file__, "--consume", mode, warehouse, str(commits), str(idle_seconds)],
+        [sys.executable, "-m", __spec__.name, "--consume", mode, warehouse, str(commits), str(idle_seconds)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
     )
     try:
         assert consumer.stdout.readline().strip() == "IDLE_DONE"
         writer = subprocess.run(
-            [sys.executable, __file__, "--write", warehouse, str(commits), str(size)],
+            [sys.executable, "-m", __spec__.name, "--write", warehouse, str(commits), str(size)],
             capture_output=True, text=True, env=env, timeout=1800,
         )
         assert writer.returncode == 0, writer.stderr[-2000:]

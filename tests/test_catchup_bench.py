@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from support.benchmarks import load_benchmark
+import importlib
 
 SNAPSHOTS = 12
 
 
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory):
-    module = load_benchmark("catchup_bench")
+    module = importlib.import_module("benchmarks.catchup_bench")
     data = tmp_path_factory.mktemp("bench-data")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PAIMON_FEED_BENCH_DATA", str(data))

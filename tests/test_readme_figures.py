@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from support.benchmarks import load_benchmark
+import importlib
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCHMARKS_PAGE = ROOT / "docs" / "benchmarks.md"
-render_readme = load_benchmark("render_readme")
+render_readme = importlib.import_module("benchmarks.render_readme")
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +28,7 @@ def test_doc_figures_are_the_rendered_benchmark_results(doc, results):
     assert render_readme.MARKER.search(text), f"{doc} has no benchmark figure block"
     rendered = render_readme.render(text, results, source=doc)
     assert rendered == text, (
-        f"{doc} differs from benchmarks/results/*.json; run python benchmarks/render_readme.py"
+        f"{doc} differs from benchmarks/results/*.json; run python -m benchmarks.render_readme"
     )
 
 

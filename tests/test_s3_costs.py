@@ -9,12 +9,12 @@ import urllib.parse
 from collections import Counter
 import pytest
 
-from support.benchmarks import load_benchmark
+import importlib
 
 
 @pytest.fixture(scope="module")
 def bench():
-    return load_benchmark("s3_costs")
+    return importlib.import_module("benchmarks._common.s3_costs")
 
 
 def _kinds_logged(bench, server, since: int) -> Counter:

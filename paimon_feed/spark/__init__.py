@@ -36,7 +36,7 @@ Progress and restarts:
   the last batch of a ``Trigger.AvailableNow`` run), so when a query stops the file holds the
   end of the last batch Spark committed (it never leads);
   a thread of the driver writes it, so no micro-batch waits for the write
-  (:class:`~paimon_feed.spark.driver.ConsumerFileWriter`).
+  (:class:`~paimon_feed.spark.consumer_file.ConsumerFileWriter`).
   A *new* query (no Spark checkpoint yet) with a stored consumer file starts there, and the
   file wins over ``startingPosition``, as for :class:`~paimon_feed.ChangeFeed`.
 - Batch reads (``spark.read``) ignore ``consumerId`` and the streaming-only options.

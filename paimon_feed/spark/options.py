@@ -126,10 +126,7 @@ _KNOWN = (
     "minPartitions",
     "maxPartitionBytes",
 )
-#: Accepted but not offered to users: the benchmarks' storage-call counters file.
-_INTERNAL = ("statsPath",)
 _CANONICAL = {name.lower(): name for name in _KNOWN}
-_ACCEPTED = {name.lower(): name for name in _KNOWN + _INTERNAL}
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(ms|s|m|h)?\s*$", re.IGNORECASE)
 _DURATION_UNIT_S = {None: 1.0, "ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]i?b?|b)?\s*$", re.IGNORECASE)
@@ -166,7 +163,6 @@ class SourceOptions:
     poll_interval: float = 1.0
     min_partitions: int = DEFAULT_MIN_PARTITIONS
     max_partition_bytes: int = DEFAULT_MAX_PARTITION_BYTES
-    stats_path: str | None = None
 
     def catalog_options(self) -> dict[str, str]:
         """Options for ``pypaimon.CatalogFactory.create`` (``warehouse`` included)."""
@@ -262,8 +258,8 @@ def parse_options(
             catalog[_catalog_key(suffix, known_catalog_keys)] = str(value)
         elif lowered == "path":  # load("db.table")
             path = str(value)
-        elif lowered in _ACCEPTED:
-            source[_ACCEPTED[lowered]] = str(value)
+        elif lowered in _CANONICAL:
+            source[_CANONICAL[lowered]] = str(value)
         else:
             raise _unknown(key)
 
@@ -364,5 +360,4 @@ def parse_options(
         max_partition_bytes=_size_bytes(
             "maxPartitionBytes", source.get("maxPartitionBytes", str(DEFAULT_MAX_PARTITION_BYTES))
         ),
-        stats_path=source.get("statsPath") or None,
     )

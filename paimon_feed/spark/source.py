@@ -3,7 +3,7 @@
 A thin adapter: options are parsed by :mod:`~paimon_feed.spark.options`, offsets are
 :class:`~paimon_feed.spark.offsets.FeedOffset`, the driver-side work is
 :class:`~paimon_feed.spark.driver.StreamDriver`, and reading is
-:func:`~paimon_feed.spark.driver.read_splits`.
+:func:`~paimon_feed.spark.partitions.read_splits`.
 
 Where things run: Spark builds the stream reader in several Python processes. The one that
 answers offsets lives as long as the query and holds the :class:`StreamDriver` (created on the
@@ -49,7 +49,8 @@ from paimon_feed.spark.schema import spark_schema
 from paimon_feed.spark.table import check_notifier, load_schema
 
 if TYPE_CHECKING:
-    from paimon_feed.spark.driver import SplitGroup, StreamDriver
+    from paimon_feed.spark.driver import StreamDriver
+    from paimon_feed.spark.partitions import SplitGroup
 
 __all__ = [
     "PaimonFeedDataSource",
@@ -76,7 +77,7 @@ class PaimonFeedPartition(InputPartition):
 
 
 def _read(options: SourceOptions, schema: StructType, partition: InputPartition) -> Iterator:
-    from paimon_feed.spark.driver import SplitGroup, read_splits
+    from paimon_feed.spark.partitions import SplitGroup, read_splits
     from paimon_feed.spark.schema import arrow_schema, conform
 
     group = getattr(partition, "value", None)

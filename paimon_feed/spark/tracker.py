@@ -22,16 +22,14 @@ The notifier runs on a private asyncio event loop in a daemon thread, the same n
 :class:`~paimon_feed.ChangeFeed` uses. Hints are only wake-ups (DESIGN invariant 1): the
 tracker alone decides, from storage, which snapshots exist.
 
-:class:`StorageCounter` counts every storage call the driver makes (probes, planning, consumer
-files) so the benchmark can report requests per idle minute.
+The tracker keeps cheap counters (questions, checks, probes, hints: :meth:`SnapshotTracker.stats`);
+counting every storage call is measurement, which lives in ``benchmarks/`` (see
+:data:`paimon_feed.spark.driver.DRIVER_HOOK_ENV`).
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import os
-import tempfile
 import threading
 import time
 from collections import Counter
@@ -43,76 +41,12 @@ from paimon_feed.spark.options import STORAGE_PER_TRIGGER
 if TYPE_CHECKING:
     import asyncio
 
-__all__ = ["SnapshotTracker", "StorageCounter", "STORAGE_METHODS", "tracking_mode"]
+__all__ = ["SnapshotTracker", "tracking_mode"]
 
 logger = logging.getLogger(__name__)
 
-#: pypaimon FileIO methods that reach storage; each call counts as one request.
-STORAGE_METHODS = (
-    "exists",
-    "exists_batch",
-    "read_file_utf8",
-    "read_overwritten_file_utf8",
-    "new_input_stream",
-    "new_output_stream",
-    "get_file_status",
-    "get_file_size",
-    "list_status",
-    "list_directories",
-    "is_dir",
-    "write_file",
-    "overwrite_file_utf8",
-    "try_to_write_atomic",
-    "rename",
-    "delete",
-    "mkdirs",
-)
-
 _THREAD_START_TIMEOUT_S = 30.0
 _THREAD_STOP_TIMEOUT_S = 10.0
-
-
-class StorageCounter:
-    """Thread-safe counts of storage calls, by FileIO method."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._calls: Counter[str] = Counter()
-
-    def instrument(self, file_io: Any, methods: tuple[str, ...] = STORAGE_METHODS) -> Any:
-        """Count the storage calls made through ``file_io``'s ``methods`` from now on;
-        returns it.
-
-        The methods are wrapped on the instance, so pypaimon's ``isinstance`` checks on its
-        FileIO classes still hold.
-        """
-        if getattr(file_io, "_paimon_feed_counter", None) is self:
-            return file_io
-        for name in methods:
-            method = getattr(file_io, name, None)
-            if callable(method):
-                setattr(file_io, name, self._counting(name, method))
-        file_io._paimon_feed_counter = self
-        return file_io
-
-    def _counting(self, name: str, method: Callable) -> Callable:
-        def call(*args, **kwargs):
-            with self._lock:
-                self._calls[name] += 1
-            return method(*args, **kwargs)
-
-        call.__name__ = name
-        call.__wrapped__ = method
-        return call
-
-    @property
-    def total(self) -> int:
-        with self._lock:
-            return sum(self._calls.values())
-
-    def by_method(self) -> dict[str, int]:
-        with self._lock:
-            return dict(self._calls)
 
 
 def tracking_mode(notifier: str | None, table_url: str) -> str:
@@ -254,8 +188,7 @@ class SnapshotTracker:
     """Knows the newest contiguous snapshot id of one table, checking storage only when needed.
 
     Args:
-        table: a pypaimon ``FileStoreTable`` whose ``file_io`` is already instrumented by
-            ``counter`` (if counting is wanted).
+        table: a pypaimon ``FileStoreTable``.
         table_url: the table's root, as the notifiers key it.
         notifier: ``auto``/``local``/``poll``/``sqs``; ``storage-per-trigger`` or ``None`` for
             no push: every :meth:`latest` call checks storage (what ``auto`` does on a local
@@ -279,14 +212,12 @@ class SnapshotTracker:
         reconcile_interval: float = 60.0,
         poll_interval: float = 1.0,
         sqs_queue_url: str | None = None,
-        counter: StorageCounter | None = None,
         files: Any = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.table_url = table_url
         self.reconcile_interval = reconcile_interval
         self.poll_interval = poll_interval
-        self.counter = counter or StorageCounter()
         self._clock = clock
         self._file_io = table.file_io
         self._exists_file = files.exists if files is not None else table.file_io.exists
@@ -390,22 +321,10 @@ class SnapshotTracker:
             "storage_checks": self._checks,
             "snapshot_probes": self._probes,
             "storage_errors": self._errors,
-            "storage_calls": self.counter.total,
-            "storage_calls_by_method": self.counter.by_method(),
             "hints": self._notifier.hints() if self._notifier is not None else {},
             "known_latest_snapshot_id": self._known,
             "written_at": time.time(),
         }
-
-    def write_stats(self, path: str, stats: dict | None = None) -> None:
-        """Write ``stats`` (default :meth:`stats`) to a local file atomically, for benchmarks
-        that read it from outside Spark's source process."""
-        directory = os.path.dirname(os.path.abspath(path))
-        os.makedirs(directory, exist_ok=True)
-        fd, temp = tempfile.mkstemp(prefix=".stats-", suffix=".tmp", dir=directory)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(stats if stats is not None else self.stats(), handle)
-        os.replace(temp, path)
 
     def close(self) -> None:
         """Stop the notifier thread. Idempotent."""

@@ -8,9 +8,9 @@ import tempfile
 
 import pytest
 
-from support.benchmarks import load_benchmark
+import importlib
 
-reliability = load_benchmark("reliability")
+reliability = importlib.import_module("benchmarks.reliability")
 
 
 def test_sigkilled_consumers_lose_nothing_and_repeat_only_uncommitted_batches():

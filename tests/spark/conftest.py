@@ -7,13 +7,17 @@ import pytest
 
 pytest.importorskip("pyspark")
 
-from spark_support import Warehouse, new_spark_session  # noqa: E402
+from spark_support import Warehouse, new_spark_session, stats_worker_env  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def spark(request):
-    """One ``local[2]`` session for the whole module (starting Spark is the slow part)."""
-    session = new_spark_session(f"paimon-feed-{request.module.__name__}")
+def spark(request, tmp_path_factory):
+    """One ``local[2]`` session for the whole module (starting Spark is the slow part), whose
+    source drivers write their counters where :func:`spark_support.driver_stats` reads them."""
+    session = new_spark_session(
+        f"paimon-feed-{request.module.__name__}",
+        worker_env=stats_worker_env(tmp_path_factory.mktemp("driver-stats")),
+    )
     yield session
     for query in session.streams.active:
         query.stop()

@@ -216,3 +216,22 @@ def _bare(offset: dict | None) -> dict | None:
     if offset is None:
         return None
     return {key: value for key, value in offset.items() if key != "mark"}
+
+
+def stats_worker_env(stats_dir) -> dict[str, str]:
+    """Worker environment in which every streaming query's driver writes its counters to
+    ``stats_dir`` (``benchmarks/_common/spark_stats.py``: measurement is not the product's)."""
+    from benchmarks._common.spark_stats import worker_env
+
+    return worker_env(stats_dir)
+
+
+def driver_stats(spark, table) -> Callable[[], dict]:
+    """A reader of what the source's driver for ``table`` last wrote of its counters (``{}``
+    before it wrote any), in a session made with :func:`stats_worker_env`."""
+    from benchmarks._common.spark_stats import STATS_DIR_ENV, read_stats
+    from paimon_feed.planner._snapshots import table_url
+
+    stats_dir = spark.conf.get(f"spark.executorEnv.{STATS_DIR_ENV}")
+    url = table_url(table)
+    return lambda: read_stats(stats_dir, url)

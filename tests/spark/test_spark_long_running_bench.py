@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import pytest
 
-from support.benchmarks import load_benchmark
+import importlib
 
 ROWS, COMMITS = 6_000, 3
 
 
 @pytest.fixture(scope="module")
 def bench():
-    return load_benchmark("spark_long_running")
+    return importlib.import_module("benchmarks.spark_long_running")
 
 
 def report(batch_id: int, rows: int, started: str, ms: int) -> dict:

@@ -48,7 +48,6 @@ def test_every_option_is_parsed_from_spark_lower_cased_keys():
                 "pollInterval": "2s",
                 "minPartitions": "16",
                 "maxPartitionBytes": "64m",
-                "statsPath": "/tmp/stats.json",
             }
         )
     )
@@ -63,7 +62,6 @@ def test_every_option_is_parsed_from_spark_lower_cased_keys():
     assert options.poll_interval == 2.0
     assert options.min_partitions == 16
     assert options.max_partition_bytes == 64 * 1024 * 1024
-    assert options.stats_path == "/tmp/stats.json"
 
 
 def test_catalog_options_lose_their_prefix_and_get_pypaimon_spelling_back():
@@ -190,13 +188,11 @@ def test_there_is_no_socket_hint_once_unix_sockets_are_on(value):
     assert socket_hint(value) is None
 
 
-def test_the_known_options_in_an_error_are_the_documented_ones_without_stats_path():
+def test_stats_path_is_no_option_the_benchmarks_measure_through_a_driver_hook():
     with pytest.raises(ConfigurationError) as caught:
-        parse_options({"warehouse": "/wh", "table": "db.t", "statPath": "/tmp/x"})
+        parse_options({"warehouse": "/wh", "table": "db.t", "statsPath": "/tmp/x"})
     message = str(caught.value)
-    assert "statsPath" not in message and "maxPartitionBytes" in message
-    # Still accepted, for the benchmarks that read it.
-    assert parse_options({"warehouse": "/wh", "table": "db.t", "statspath": "/tmp/s"}).stats_path == "/tmp/s"
+    assert "statsPath" in message and "maxPartitionBytes" in message
 
 
 def test_register_warns_about_tcp_python_workers(spark, caplog):

@@ -12,7 +12,6 @@ fake credentials), which the module's Spark session hands to its Python workers.
 
 from __future__ import annotations
 
-import json
 import os
 
 import pytest
@@ -24,8 +23,10 @@ from spark_support import (
     WriterThread,
     data_progress,
     delivered_changes,
+    driver_stats,
     expected_changes,
     new_spark_session,
+    stats_worker_env,
     start_query,
     wait_until,
 )
@@ -38,7 +39,7 @@ LAST_COMMIT = 8
 
 
 @pytest.fixture(scope="module")
-def spark(moto_server, request):
+def spark(moto_server, request, tmp_path_factory):
     """The module's session, with moto's SQS endpoint and fake credentials in its workers.
 
     ``PAIMON_FEED_SQS_QUEUE_URL`` is blanked (the notifier reads blank as unset), so only the
@@ -52,7 +53,10 @@ def spark(moto_server, request):
     saved = {name: os.environ.get(name) for name in env}
     os.environ.update(env)  # for a JVM this module starts; worker_env for one already running
     try:
-        session = new_spark_session(f"paimon-feed-{request.module.__name__}", worker_env=env)
+        stats_env = stats_worker_env(tmp_path_factory.mktemp("driver-stats"))
+        session = new_spark_session(
+            f"paimon-feed-{request.module.__name__}", worker_env={**env, **stats_env}
+        )
         yield session
         for query in session.streams.active:
             query.stop()
@@ -66,13 +70,13 @@ def spark(moto_server, request):
 
 
 class Stats:
-    """The source's driver-side counters, as its ``statsPath`` file says them."""
+    """The source's driver-side counters for ``table``, as its driver last wrote them."""
 
-    def __init__(self, path) -> None:
-        self.path = path
+    def __init__(self, spark, table) -> None:
+        self._read = driver_stats(spark, table)
 
     def __call__(self) -> dict:
-        return json.loads(self.path.read_text()) if self.path.exists() else {}
+        return self._read()
 
     def sqs_hints(self) -> int:
         return self().get("hints", {}).get("sqs", 0)
@@ -123,7 +127,7 @@ def test_a_running_query_on_s3_gets_every_concurrent_commit_once_in_order_woken_
     spark, s3_queue, tmp_path, kind, notifier
 ):
     table = s3_table(s3_queue, kind)
-    stats = Stats(tmp_path / "stats.json")
+    stats = Stats(spark, table)
     options = source_options(
         s3_queue,
         table,
@@ -132,7 +136,6 @@ def test_a_running_query_on_s3_gets_every_concurrent_commit_once_in_order_woken_
         notifier=notifier,
         queueUrl=s3_queue.queue_url,
         reconcileInterval=PUSH_ONLY,
-        statsPath=stats.path,
     )
     sink = BatchSink()
     query = start_query(

@@ -20,6 +20,7 @@ from spark_support import (
     commit,
     data_progress,
     delivered_changes,
+    driver_stats,
     expected_changes,
     latest_snapshot_id,
     start_query,
@@ -286,15 +287,11 @@ def test_a_new_query_resumes_from_the_consumer_file_not_the_starting_position(
 
 def follow_at_zero_trigger(spark, paimon, tmp_path, **options):
     """A query following a new append table (commit 1 in it) from the earliest snapshot at a 0 s
-    trigger: the table, the sink, the query and a reader of the source's stats file."""
+    trigger: the table, the sink, the query and a reader of the source driver's counters."""
     table = paimon.create_append_table()
     commit(table, 1)
-    stats_path = tmp_path / "stats.json"
-
-    def stats() -> dict:
-        return json.loads(stats_path.read_text()) if stats_path.exists() else {}
-
-    options = paimon.options(table, startingPosition="earliest", statsPath=stats_path, **options)
+    stats = driver_stats(spark, table)
+    options = paimon.options(table, startingPosition="earliest", **options)
     sink = BatchSink()
     query = start_query(
         spark, options, sink, str(tmp_path / "checkpoint"), processingTime="0 seconds"

@@ -1,5 +1,5 @@
 """What S3 requests cost: the kind each request in ``moto_server``'s log is billed as, and what
-a window of requests costs over a month. Shared by ``s3_bench.py`` and ``spark_bench.py``.
+a window of requests costs over a month. Shared by the S3 and Spark benchmarks.
 
 Prices are S3 Standard request prices in us-east-1 at the time of writing, USD per 1,000
 requests (check the current price list): LIST and PUT (with POST and COPY) $0.005; GET and HEAD

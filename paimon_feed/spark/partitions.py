@@ -1,0 +1,146 @@
+"""Spark partitions of a read: splits packed by size, and their stateless read in executors.
+
+:func:`pack_splits` turns planned batches into :class:`SplitGroup` values (one per Spark task) on
+the driver; :func:`read_splits` reads one group in an executor with the planner's public read
+API (:mod:`paimon_feed.planner.read`), adding the ``_snapshot_id`` column when asked to.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Iterator, Sequence
+
+import pyarrow as pa
+
+from paimon_feed.batch import FeedBatch
+from paimon_feed.planner.read import read_serialized_splits
+from paimon_feed.planner.splits import divide_split, serialize_split
+from paimon_feed.spark.options import (
+    DEFAULT_MAX_PARTITION_BYTES,
+    DEFAULT_MIN_PARTITIONS,
+    SourceOptions,
+)
+from paimon_feed.spark.schema import SNAPSHOT_ID_COLUMN
+from paimon_feed.spark.table import load_table
+
+__all__ = ["SplitGroup", "pack_splits", "read_splits", "OPEN_COST_BYTES", "READ_BATCH_ROWS"]
+
+#: Each data file weighs at least this much when splits are packed into partitions (Spark's
+#: ``spark.sql.files.openCostInBytes``), so many small files do not pile into one task.
+OPEN_COST_BYTES = 4 * 1024 * 1024
+#: Rows per Arrow batch handed to Spark (pypaimon's default, 1024, makes per-batch overhead
+#: dominate); a table's own ``read.batch-size`` wins.
+READ_BATCH_ROWS = 65536
+
+
+@dataclass(frozen=True)
+class SplitGroup:
+    """The payload of one Spark partition: pypaimon splits in ``SplitSerializer`` v1 bytes.
+
+    ``snapshot_ids`` holds, for each split, the snapshot whose changes it reads (for a full
+    state, the snapshot it was read at). ``first_snapshot_id``/``last_snapshot_id``
+    (inclusive) name the snapshots the splits came from, for logs and the Spark UI.
+    ``schema_id`` is the table schema every split is read into: the query's, which is never
+    older than the schema a split was written with. ``row_kinds`` is empty, or holds for each
+    split ``None`` (a change read as it was written) or the row kind every row of the split's
+    merged state gets (``-D``/``+I``: the rows an overwrite removed or added).
+    """
+
+    splits: tuple[bytes, ...]
+    snapshot_ids: tuple[int, ...]
+    first_snapshot_id: int
+    kind: str
+    schema_id: int = 0
+    row_kinds: tuple[str | None, ...] = ()
+
+    @property
+    def last_snapshot_id(self) -> int:
+        return self.snapshot_ids[-1]
+
+
+def _weight(split: Any) -> int:
+    return sum(max(f.file_size, OPEN_COST_BYTES) for f in split.files)
+
+
+def pack_splits(
+    table: Any,
+    batches: Sequence[FeedBatch],
+    *,
+    min_partitions: int = DEFAULT_MIN_PARTITIONS,
+    max_partition_bytes: int = DEFAULT_MAX_PARTITION_BYTES,
+) -> list[SplitGroup]:
+    """Serialize the batches' splits and pack them, in snapshot order, into partitions.
+
+    Sized the way Spark sizes file partitions: at most ``max_partition_bytes`` each, less for
+    small batches so that ``min_partitions`` tasks share the work (Spark divides by its default
+    parallelism, which a Python source cannot see); large append-table splits are cut so their
+    files are read in parallel. Primary-key splits stay whole (they are merged on read).
+    """
+    total = sum(_weight(split) for batch in batches for split, _ in _kinded_splits(batch))
+    max_bytes = min(max_partition_bytes, max(OPEN_COST_BYTES, math.ceil(total / min_partitions)))
+    schema_id = table.table_schema.id
+    groups: list[SplitGroup] = []
+    current: list[bytes] = []
+    snapshot_ids: list[int] = []
+    row_kinds: list[str | None] = []
+    first = None
+    kind = None
+    size = 0
+
+    def flush() -> None:
+        nonlocal current, snapshot_ids, row_kinds, first, size
+        if current:
+            kinds = tuple(row_kinds) if any(row_kinds) else ()
+            groups.append(SplitGroup(tuple(current), tuple(snapshot_ids), first, kind, schema_id, kinds))
+        current, snapshot_ids, row_kinds, first, size = [], [], [], None, 0
+
+    for batch in batches:
+        for whole, row_kind in _kinded_splits(batch):
+            for split in divide_split(table, whole, max_bytes, OPEN_COST_BYTES):
+                weight = _weight(split)
+                if current and size + weight > max_bytes:
+                    flush()
+                if first is None:
+                    first = batch.first_snapshot_id
+                kind = batch.kind
+                current.append(serialize_split(split))
+                snapshot_ids.append(batch.snapshot_id)
+                row_kinds.append(row_kind)
+                size += weight
+    flush()
+    return groups
+
+
+def _kinded_splits(batch: FeedBatch) -> list[tuple[Any, str | None]]:
+    """The splits of ``batch`` with the row kind their merged state is read as (overwrite
+    batches: removed ``-D`` first, then added ``+I``), or ``None`` for a plain change read."""
+    if batch.kind == "overwrite":
+        return [(s, "-D") for s in batch.removed_splits] + [(s, "+I") for s in batch.splits]
+    return [(s, None) for s in batch.splits]
+
+
+def read_splits(
+    options: SourceOptions, group: SplitGroup, conform: Any = None
+) -> Iterator[Any]:
+    """Read one partition's splits as Arrow record batches (executor side, stateless).
+
+    With ``includeSnapshotId`` each batch gets a ``_snapshot_id`` column: splits are read in
+    runs of one snapshot each. ``conform`` maps each batch to what the caller needs (Spark's
+    Arrow schema).
+    """
+    pairs = read_serialized_splits(
+        load_table(options),
+        group.splits,
+        table_name=options.table,
+        schema_id=group.schema_id,
+        include_row_kind=options.include_row_kind,
+        keys=group.snapshot_ids if options.include_snapshot_id else None,
+        row_kinds=group.row_kinds or None,
+        batch_rows=READ_BATCH_ROWS,
+    )
+    for snapshot_id, batch in pairs:
+        if snapshot_id is not None:
+            ids = pa.repeat(pa.scalar(snapshot_id, pa.int64()), batch.num_rows)
+            batch = batch.append_column(pa.field(SNAPSHOT_ID_COLUMN, pa.int64(), False), ids)
+        yield conform(batch) if conform is not None else batch
