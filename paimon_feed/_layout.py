@@ -16,12 +16,15 @@ URL: its path is percent-decoded. Inside the feed, local locations are spelled a
 from __future__ import annotations
 
 import os
+import re
 from urllib.parse import quote, unquote, urlparse
 
 __all__ = [
     "DATABASE_SUFFIX",
     "SNAPSHOT_DIR",
     "SCHEMA_DIR",
+    "SNAPSHOT_NAME",
+    "snapshot_id_from_name",
     "is_local",
     "local_path",
     "local_url",
@@ -33,6 +36,20 @@ __all__ = [
 DATABASE_SUFFIX = ".db"
 SNAPSHOT_DIR = "snapshot"
 SCHEMA_DIR = "schema"
+#: A committed snapshot file: ``snapshot-{id}`` (temp files, ``LATEST`` and ``EARLIEST`` are not).
+SNAPSHOT_NAME = re.compile(r"snapshot-([0-9]+)")
+
+
+def snapshot_id_from_name(name: str) -> int | None:
+    """The id in a committed snapshot file name (``snapshot-42`` → 42), else ``None``.
+
+    Temp files (``.snapshot-42.<uuid>.tmp``), ``LATEST`` and ``EARLIEST`` give ``None``.
+
+    >>> snapshot_id_from_name("snapshot-42"), snapshot_id_from_name(".snapshot-42.x.tmp")
+    (42, None)
+    """
+    match = SNAPSHOT_NAME.fullmatch(name)
+    return int(match.group(1)) if match else None
 
 
 def is_local(location: str) -> bool:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import re
 import time
 import warnings
 from collections import Counter
@@ -22,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 from urllib.parse import urlparse
 
-from paimon_feed._layout import is_local, local_path, local_url
+from paimon_feed._layout import is_local, local_path, local_url, snapshot_id_from_name
 
 __all__ = [
     "SnapshotHint",
@@ -36,20 +35,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-_SNAPSHOT_FILE = re.compile(r"snapshot-([0-9]+)")
 _SCHEME_ALIASES = {"s3a": "s3", "s3n": "s3"}
-
-
-def snapshot_id_from_name(name: str) -> int | None:
-    """The id in a committed snapshot file name (``snapshot-42`` → 42), else ``None``.
-
-    Temp files (``.snapshot-42.<uuid>.tmp``), ``LATEST`` and ``EARLIEST`` give ``None``.
-
-    >>> snapshot_id_from_name("snapshot-42"), snapshot_id_from_name(".snapshot-42.x.tmp")
-    (42, None)
-    """
-    match = _SNAPSHOT_FILE.fullmatch(name)
-    return int(match.group(1)) if match else None
 
 
 async def cancel_and_wait(tasks) -> None:

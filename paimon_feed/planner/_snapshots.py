@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import functools
 import logging
-import re
 from typing import Any, Callable, List, Union
+
+from paimon_feed._layout import snapshot_id_from_name
 
 logger = logging.getLogger(__name__)
 
@@ -98,7 +99,6 @@ def table_url(table: Any) -> str:
     return path if "://" in path else local_url(path)
 
 
-_SNAPSHOT_FILE = re.compile(r"snapshot-(\d+)")
 
 
 def _read_hint(snapshot_manager: Any, name: str, files: Any = None) -> int | None:
@@ -133,9 +133,9 @@ def listed_snapshot_ids(snapshot_manager: Any) -> list[int]:
         return []
     ids = []
     for status in statuses:
-        match = _SNAPSHOT_FILE.fullmatch(str(status.path).rstrip("/").rsplit("/", 1)[-1])
-        if match:
-            ids.append(int(match.group(1)))
+        snapshot_id = snapshot_id_from_name(str(status.path).rstrip("/").rsplit("/", 1)[-1])
+        if snapshot_id is not None:
+            ids.append(snapshot_id)
     return sorted(ids)
 
 

@@ -74,6 +74,7 @@ import re
 from dataclasses import dataclass
 from typing import Mapping
 
+from paimon_feed._units import parse_duration
 from paimon_feed.checkpoint import validate_consumer_id
 from paimon_feed.errors import (
     ConfigurationError,
@@ -127,8 +128,6 @@ _KNOWN = (
     "maxPartitionBytes",
 )
 _CANONICAL = {name.lower(): name for name in _KNOWN}
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(ms|s|m|h)?\s*$", re.IGNORECASE)
-_DURATION_UNIT_S = {None: 1.0, "ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]i?b?|b)?\s*$", re.IGNORECASE)
 _SIZE_UNIT = {"b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 #: Spark's ``spark.sql.files.maxPartitionBytes`` default.
@@ -196,13 +195,10 @@ def _positive_int(name: str, value: str) -> int:
 
 
 def _duration_s(name: str, value: str) -> float:
-    match = _DURATION.match(str(value))
-    if not match:
-        raise InvalidOptionError(
-            f"option {name} must be a duration such as '60', '30s', '500ms' or '2m', got {value!r}"
-        )
-    amount, unit = match.groups()
-    seconds = float(amount) * _DURATION_UNIT_S[unit.lower() if unit else None]
+    try:  # the project's one duration grammar; a bare number is seconds here, as in Spark
+        seconds = parse_duration(str(value), default_unit="s", what=f"option {name}")
+    except ConfigurationError as exc:
+        raise InvalidOptionError(str(exc)) from exc
     if seconds <= 0:
         raise InvalidOptionError(f"option {name} must be greater than zero, got {value!r}")
     return seconds
