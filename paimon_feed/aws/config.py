@@ -24,17 +24,17 @@ from paimon_feed.start import parse_start
 from paimon_feed.tables import parse_table_name, redact
 
 __all__ = [
-    "HandlerConfig",
-    "ENV_WAREHOUSE",
+    "DEFAULT_START",
     "ENV_CATALOG_OPTIONS",
     "ENV_CONSUMER_ID",
-    "ENV_PROCESSOR",
-    "ENV_TABLES",
-    "ENV_START",
     "ENV_DEADLINE_MARGIN_MS",
     "ENV_ON_EXPIRED",
     "ENV_ON_HISTORY_REWRITTEN",
-    "DEFAULT_START",
+    "ENV_PROCESSOR",
+    "ENV_START",
+    "ENV_TABLES",
+    "ENV_WAREHOUSE",
+    "HandlerConfig",
 ]
 
 ENV_WAREHOUSE = "PAIMON_FEED_WAREHOUSE"

@@ -38,7 +38,7 @@ from paimon_feed.planner import Planner, Timeline
 from paimon_feed.progress import RETRY, Progress
 from paimon_feed.tables import check_reachable, open_catalog, open_table
 
-__all__ = ["handle_event", "TableOutcome", "clear_caches"]
+__all__ = ["TableOutcome", "clear_caches", "handle_event"]
 
 logger = logging.getLogger(__name__)
 

@@ -141,21 +141,21 @@ from paimon_feed.aws.invocation import (
 from paimon_feed.errors import InvocationFailedError
 
 __all__ = [
-    "handler",
-    "handle_event",
-    "HandlerConfig",
-    "TableOutcome",
-    "InvocationFailedError",
-    "clear_caches",
-    "ENV_WAREHOUSE",
     "ENV_CATALOG_OPTIONS",
     "ENV_CONSUMER_ID",
-    "ENV_PROCESSOR",
-    "ENV_TABLES",
-    "ENV_START",
     "ENV_DEADLINE_MARGIN_MS",
     "ENV_ON_EXPIRED",
     "ENV_ON_HISTORY_REWRITTEN",
+    "ENV_PROCESSOR",
+    "ENV_START",
+    "ENV_TABLES",
+    "ENV_WAREHOUSE",
+    "HandlerConfig",
+    "InvocationFailedError",
+    "TableOutcome",
+    "clear_caches",
+    "handle_event",
+    "handler",
 ]
 
 
