@@ -82,6 +82,6 @@ def table_of_dir(database_dir: str, table_dir: str) -> str | None:
     directory is not a database's."""
     if not database_dir.endswith(DATABASE_SUFFIX) or len(database_dir) == len(DATABASE_SUFFIX):
         return None
-    if table_dir.startswith(".") or table_dir.startswith("_"):
+    if table_dir.startswith("."):  # hidden and temp directories
         return None
     return f"{database_dir[: -len(DATABASE_SUFFIX)]}.{table_dir}"

@@ -238,7 +238,7 @@ def delete_consumer(table: Any, consumer_id: str, *, dry_run: bool = False) -> N
         raise CheckpointError(f"no consumer {consumer_id!r}: {_consumer_dir(table)} has no {_PREFIX}{consumer_id}")
     if dry_run:
         return
-    table.file_io.delete(f"{_consumer_dir(table)}/{_PREFIX}{consumer_id}", False)
+    _delete(table, consumer_id)
     logger.info("consumer %s deleted", consumer_id)
 
 
@@ -258,9 +258,26 @@ def expire_consumers(
     if dry_run:
         return expired
     for consumer_id in expired:
-        table.file_io.delete(f"{_consumer_dir(table)}/{_PREFIX}{consumer_id}", False)
+        _delete(table, consumer_id)
         logger.info("consumer %s expired (not written for %.0f s)", consumer_id, older_than_seconds)
     return expired
+
+
+def _delete(table: Any, consumer_id: str) -> None:
+    """Delete the consumer file, then our mark file beside it (:mod:`paimon_feed.checkpoint.marks`).
+
+    A mark left behind would be ignored (its ``nextSnapshot`` matches no new checkpoint), so
+    failing to delete it only leaves clutter: logged, not raised, once the consumer is gone.
+    """
+    table.file_io.delete(f"{_consumer_dir(table)}/{_PREFIX}{consumer_id}", False)
+    store = CheckpointStore.for_table(table, consumer_id)
+    try:
+        store.delete_mark()
+    except OSError as exc:
+        logger.warning(
+            "consumer %s deleted, but not its mark file %s (%s); delete it by hand, or leave it: "
+            "it is never read without the consumer file", consumer_id, store.mark_path, exc,
+        )
 
 
 def _table_name(table: Any) -> str:

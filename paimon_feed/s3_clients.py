@@ -38,18 +38,24 @@ from paimon_feed.errors import MissingDependencyError
 
 __all__ = [
     "ENDPOINT_VARIABLES",
+    "S3_MISSING_CODES",
     "file_io_options",
     "is_s3_url",
     "resolve_s3_options",
     "s3_client_for_options",
     "s3_endpoint_option",
     "s3_endpoint_source",
+    "s3_error_code",
 ]
 
 #: The environment variables that set the S3 endpoint, in boto's order of precedence.
 ENDPOINT_VARIABLES = ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")
 _REGION_VARIABLES = ("AWS_REGION", "AWS_DEFAULT_REGION")
 _S3_SCHEMES = ("s3", "s3a", "s3n")
+
+#: S3 error codes that mean "no such object": GetObject answers ``NoSuchKey``, HeadObject and
+#: some S3-compatible stores a bare ``404``.
+S3_MISSING_CODES = frozenset({"NoSuchKey", "404", "NotFound"})
 
 _S3_PREFIXES = ("fs.s3.", "fs.s3a.", "s3.", "s3a.")
 _clients_lock = threading.Lock()
@@ -240,3 +246,26 @@ def file_io_options(file_io: Any) -> dict[str, Any]:
     if callable(to_map):
         return dict(to_map())
     return dict(properties) if isinstance(properties, Mapping) else {}
+
+
+def s3_error_code(exc: BaseException) -> str | None:
+    """The S3 error code of a botocore ``ClientError``: its ``Error.Code``, else its HTTP
+    status; ``None`` for an exception that carries no S3 response.
+
+    >>> def failure(response):
+    ...     return type("ClientError", (Exception,), {"response": response})()
+    >>> s3_error_code(failure({"Error": {"Code": "NoSuchKey"}}))
+    'NoSuchKey'
+    >>> s3_error_code(failure({"Error": {}, "ResponseMetadata": {"HTTPStatusCode": 412}}))
+    '412'
+    >>> s3_error_code(OSError("disk full")) is None
+    True
+    """
+    response = getattr(exc, "response", None)
+    if not isinstance(response, Mapping):
+        return None
+    code = (response.get("Error") or {}).get("Code")
+    if code:
+        return str(code)
+    status = (response.get("ResponseMetadata") or {}).get("HTTPStatusCode")
+    return str(status) if status else None

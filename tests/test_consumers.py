@@ -82,6 +82,29 @@ def test_delete_and_expire_older_than(warehouse, append_table):
     assert bad.returncode == 2 and "invalid duration 'soon'" in bad.stderr
 
 
+def test_delete_and_expire_remove_the_consumers_mark_file_too(warehouse, append_table):
+    for n in range(3):
+        commit(append_table, n)
+    consumer_dir = os.path.join(table_dir(append_table), "consumer")
+    for consumer_id in ("gone", "old", "keep"):  # a real run writes the mark beside the checkpoint
+        tail = subprocess.run(
+            [sys.executable, "-m", "paimon_feed.cli", "tail", warehouse, "db.events",
+             "--consumer-id", consumer_id, "--from", "earliest", "--to", "3"],
+            capture_output=True, text=True, timeout=120,
+        )
+        assert tail.returncode == 0, tail.stderr
+    ten_days_ago = time.time() - 10 * 86400
+    os.utime(os.path.join(consumer_dir, "consumer-old"), (ten_days_ago, ten_days_ago))
+    assert sorted(os.listdir(consumer_dir)) == [
+        ".paimon-feed-gone.mark", ".paimon-feed-keep.mark", ".paimon-feed-old.mark",
+        "consumer-gone", "consumer-keep", "consumer-old",
+    ]
+    deleted = consumers(warehouse, "db.events", "delete", "gone", "--expire-older-than", "7d", "--yes")
+    assert deleted.returncode == 0, deleted.stderr
+    assert sorted(os.listdir(consumer_dir)) == [".paimon-feed-keep.mark", "consumer-keep"]
+    assert CheckpointStore.for_table(append_table, "keep").load_mark() is not None
+
+
 def test_a_table_without_consumers_says_so(warehouse, append_table):
     result = consumers(warehouse, "db.events")
     assert result.returncode == 0 and result.stdout == "table db.events has no consumers\n"

@@ -17,16 +17,16 @@ import logging
 import os
 from typing import Any
 
-from paimon_feed.s3_clients import file_io_options, s3_client_for_options
+from paimon_feed.s3_clients import (
+    S3_MISSING_CODES,
+    file_io_options,
+    s3_client_for_options,
+    s3_error_code,
+)
 
 __all__ = ["FilesystemPaths", "MetadataFiles"]
 
 logger = logging.getLogger(__name__)
-
-#: S3 error codes that mean "no such object" (GetObject answers NoSuchKey; some S3-compatible
-#: stores answer a bare 404).
-_MISSING_CODES = frozenset({"NoSuchKey", "404", "NotFound"})
-
 
 class MetadataFiles:
     """Reads whole metadata files of the table ``file_io`` belongs to (one request each on S3).
@@ -81,7 +81,7 @@ class MetadataFiles:
         try:
             return getattr(self._client, operation)(Bucket=bucket, Key=key)
         except ClientError as exc:
-            if str(exc.response.get("Error", {}).get("Code")) in _MISSING_CODES:
+            if s3_error_code(exc) in S3_MISSING_CODES:
                 raise FileNotFoundError(f"{path} does not exist") from exc
             raise
 

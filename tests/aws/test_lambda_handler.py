@@ -20,7 +20,7 @@ from s3_support import s3_catalog_options
 from support import tables
 
 from paimon_feed import CheckpointStore, ConfigurationError
-from paimon_feed.aws import lambda_handler
+from paimon_feed.aws import invocation, lambda_handler
 from paimon_feed.aws.lambda_handler import InvocationFailedError, handler
 from paimon_feed.notifiers.events import parse_lambda_event
 
@@ -459,9 +459,9 @@ def test_secrets_are_never_logged_and_warm_invocations_reuse_the_catalog(
     lake, processors, monkeypatch, caplog
 ):
     opened = []
-    real_open_catalog = lambda_handler.open_catalog
+    real_open_catalog = invocation.open_catalog  # the warm-start cache lives there
     monkeypatch.setattr(
-        lambda_handler, "open_catalog", lambda *a, **k: opened.append(1) or real_open_catalog(*a, **k)
+        invocation, "open_catalog", lambda *a, **k: opened.append(1) or real_open_catalog(*a, **k)
     )
     caplog.set_level(logging.DEBUG)
     table = lake.append_table("db.events")
