@@ -246,7 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="create a local warehouse, commit to it and tail it live",
         description="Create a local warehouse with an append table and a primary-key table, "
         "commit to both from a writer thread, tail them live and print commit-to-delivery "
-        "latency per batch, then a summary.",
+        "latency per batch, then a summary; a WarehouseFeed follows both tables too.",
     )
     _add_demo_arguments(demo)
     _add_verbose(demo, "command_verbose")
