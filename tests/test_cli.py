@@ -146,3 +146,25 @@ def test_demo_runs_end_to_end_and_prints_latency_and_a_summary(tmp_path):
     events_line = next(line for line in summary.splitlines() if "db.events" in line)
     assert "69 rows" in events_line and "latency p50" in events_line  # (15 + 8) commits x 3 rows
     assert "db.orders" in summary and "every commit delivered once" in summary
+
+
+def test_a_second_demo_on_one_warehouse_resumes_its_consumer_and_delivers_every_commit(tmp_path):
+    warehouse = str(tmp_path / "wh")
+    demo = ("demo", "--commits", "5", "--backlog", "3", "--interval", "0.05", "--warehouse", warehouse)
+    first = paimon_feed(*demo, timeout=180)
+    assert first.returncode == 0, first.stderr
+    second = paimon_feed(*demo, timeout=180)
+    assert second.returncode == 0, second.stderr
+    # Run 1 made snapshots 1-8 of db.events (3 backlog + 5) and 1-5 of db.orders; run 2 the same again.
+    assert "consumer 'demo' of db.events resumes at snapshot 9, 3 snapshots behind" in second.stdout
+    summary = second.stdout[second.stdout.index("summary"):]
+    assert "db.events" in summary and "24 rows" in summary.splitlines()[1]  # 8 commits x 3 rows
+    # The WarehouseFeed follows both tables from the writer's first commit: 5 x 3 event rows
+    # and 1 + 2 + 3 + 3 + 3 order changes.
+    warehouse_line = next(line for line in summary.splitlines() if "WarehouseFeed" in line)
+    assert "db.*" in warehouse_line and "27 rows" in warehouse_line
+    assert "every commit delivered once" in summary
+    listing = paimon_feed("consumers", warehouse, "--format", "json")
+    assert listing.returncode == 0, listing.stderr
+    positions = {(c["table"], c["consumer_id"], c["next_snapshot_id"], c["lag_snapshots"]) for c in json.loads(listing.stdout)}
+    assert positions == {("db.events", "demo", 17, 0), ("db.orders", "demo", 11, 0)}

@@ -43,7 +43,7 @@ def test_unreachable_s3_endpoint_is_one_line_naming_it():
     )
     assert result.returncode == 1
     line = one_error_line(result)
-    assert f"cannot reach the S3 endpoint {endpoint} of warehouse s3://bucket/wh" in line
+    assert f"cannot reach the S3 endpoint {endpoint} (set by fs.s3.endpoint) of warehouse s3://bucket/wh" in line
     assert result.stdout == ""
 
 

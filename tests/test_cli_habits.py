@@ -191,9 +191,9 @@ def test_abbreviated_options_are_refused_not_guessed(warehouse, append_table):
 def test_every_parser_refuses_abbreviations():
     import argparse
 
-    from paimon_feed.cli import _build_parser
+    from paimon_feed.cli.parser import build_parser
 
-    parser = _build_parser()
+    parser = build_parser()
     (commands,) = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
     assert [parser.allow_abbrev, *(sub.allow_abbrev for sub in commands.choices.values())] == [False] * 4
 

@@ -80,3 +80,13 @@ def test_consumers_of_every_table_as_a_table_and_bad_uses(warehouse, two_databas
     assert missing.returncode == 2 and "db.nope does not exist" in missing.stderr
     filtered = paimon_feed("tail", warehouse, "db.*", "-f", "id=1", timeout=60)
     assert filtered.returncode == 2 and "name one table" in filtered.stderr
+
+
+def test_warehouse_tail_takes_poll_interval_in_seconds_like_every_other_command(warehouse, two_databases):
+    # Was read as milliseconds in warehouse mode: 500ms refused, the default 1s a 1 ms poll.
+    result = paimon_feed("tail", warehouse, "db.*", "--from", "earliest", "--limit", "6",
+                         "--notifier", "poll", "--poll-interval", "500ms")
+    assert result.returncode == 0, result.stderr
+    assert len(result.stdout.splitlines()) == 6
+    too_short = paimon_feed("tail", warehouse, "--poll-interval", "0.5ms")
+    assert too_short.returncode == 2 and "at least 1ms" in too_short.stderr

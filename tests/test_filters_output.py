@@ -4,9 +4,15 @@ import io
 
 import pytest
 
+from paimon_feed.cli.filters import (
+    RowFilter,
+    bind_filters,
+    parse_filter,
+    table_schema,
+    to_predicate,
+)
+from paimon_feed.cli.output import RowWriter
 from paimon_feed.errors import ConfigurationError
-from paimon_feed.filters import RowFilter, bind_filters, parse_filter, table_schema, to_predicate
-from paimon_feed.output import RowWriter
 
 
 @pytest.mark.parametrize(

@@ -98,8 +98,11 @@ class JavaPaimon:
         classes = compile_driver(version)
         classpath = os.pathsep.join([str(classes), f"{fetch_java.classpath_dir(version)}{os.sep}*"])
         self._stderr_tail: deque[str] = deque(maxlen=200)
+        # The JVM's temp dir (the IOManager's spill dir, native libraries) is ours: close()
+        # removes it even when the JVM had to be killed.
+        self.temp_dir = tempfile.mkdtemp(prefix="paimon-interop-io-")
         self.process = subprocess.Popen(
-            ["java", *JVM_OPTIONS, "-cp", classpath, "PaimonDriver"],
+            ["java", *JVM_OPTIONS, f"-Djava.io.tmpdir={self.temp_dir}", "-cp", classpath, "PaimonDriver"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -151,6 +154,7 @@ class JavaPaimon:
                 self.process.kill()
                 self.process.wait()
         self._selector.close()
+        shutil.rmtree(self.temp_dir, ignore_errors=True)
 
 
 class JavaTable:

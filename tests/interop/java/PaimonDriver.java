@@ -59,8 +59,10 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -105,6 +107,7 @@ public class PaimonDriver {
     private final Map<String, Catalog> catalogs = new HashMap<>();
     private final Modern modern = loadModern();
     private IOManager ioManager;
+    private Path ioDir;
 
     public static void main(String[] args) throws Exception {
         // Anything a library prints must not corrupt the protocol on stdout.
@@ -119,6 +122,15 @@ public class PaimonDriver {
         ready.put("paimon_version", paimonVersion());
         ready.put("modern", driver.modern != null);
         protocol.println(JSON.writeValueAsString(ready));
+        try {
+            serve(driver, in, protocol);
+        } finally {
+            driver.closeIoManager();
+        }
+    }
+
+    private static void serve(PaimonDriver driver, BufferedReader in, PrintStream protocol)
+            throws Exception {
         String line;
         while ((line = in.readLine()) != null) {
             if (line.trim().isEmpty()) {
@@ -244,9 +256,21 @@ public class PaimonDriver {
 
     private IOManager ioManager() throws Exception {
         if (ioManager == null) {
-            ioManager = IOManager.create(Files.createTempDirectory("paimon-interop-io").toString());
+            ioDir = Files.createTempDirectory("paimon-interop-io");
+            ioManager = IOManager.create(ioDir.toString());
         }
         return ioManager;
+    }
+
+    /** At exit (stdin closed): the IOManager's spill files and its directory go with it. */
+    private void closeIoManager() throws Exception {
+        if (ioManager == null) {
+            return;
+        }
+        ioManager.close();
+        try (java.util.stream.Stream<Path> paths = Files.walk(ioDir)) {
+            paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+        }
     }
 
     private Map<String, Object> createTable(JsonNode req) throws Exception {

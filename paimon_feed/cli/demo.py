@@ -1,9 +1,12 @@
-"""``paimon-feed demo``: a local warehouse, a writer, and two live feeds.
+"""``paimon-feed demo``: a local warehouse, a writer, and live feeds.
 
 Creates ``db.events`` (append) and ``db.orders`` (primary key, ``changelog-producer=input``),
 commits a backlog to ``events`` so its feed starts behind and catches up in one batch, then
 commits to both tables from a writer thread while two ``ChangeFeed``\\ s tail them, printing
-commit-to-delivery latency per batch and a summary at the end.
+commit-to-delivery latency per batch, and one ``WarehouseFeed`` follows every table of the
+warehouse beside them; a summary at the end. Both ``ChangeFeed``\\ s checkpoint as consumer
+``demo``: a second run on the same ``--warehouse`` resumes where the first one stopped, and
+every feed runs until it has delivered the writer's last commit.
 """
 
 from __future__ import annotations
@@ -20,8 +23,11 @@ from typing import Any, Callable, Coroutine
 
 import pyarrow as pa
 
+from paimon_feed.checkpoint import CheckpointStore
 from paimon_feed.feed import ChangeFeed
+from paimon_feed.planner import Timeline
 from paimon_feed.tables import commit_arrow
+from paimon_feed.warehouse import WarehouseFeed
 
 __all__ = ["run_demo"]
 
@@ -37,6 +43,7 @@ ORDERS_SCHEMA = pa.schema(
     ]
 )
 _KINDS = ("click", "view", "purchase")
+_CONSUMER = "demo"
 
 
 def _create_tables(warehouse: str):
@@ -123,18 +130,39 @@ async def _tail(feed: ChangeFeed, tally: _Tally, last_snapshot: int) -> None:
             return
 
 
+async def _tail_warehouse(feed: WarehouseFeed, tally: _Tally, last_snapshots: dict[str, int]) -> None:
+    """Count what one feed of the whole warehouse delivers, until every table's last commit."""
+    delivered: dict[str, int] = {}
+    async for batch in feed:
+        data = batch.to_arrow()
+        tally.batches += 1
+        tally.rows += data.num_rows
+        if batch.kind in ("delta", "changelog"):
+            tally.latencies_ms.append(time.time() * 1000 - batch.commit_time_ms)
+        await feed.commit(batch)
+        delivered[batch.table] = batch.snapshot_id
+        if all(delivered.get(name, 0) >= last for name, last in last_snapshots.items()):
+            return
+
+
+def _latest_snapshot_id(table: Any) -> int:
+    return Timeline(table).latest_snapshot_id() or 0
+
+
 def _percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(len(ordered) * fraction))]
 
 
-async def _run(events, orders, commits: int, backlog: int, interval: float) -> list[_Tally]:
-    tallies = [_Tally("events"), _Tally("orders")]
-    if backlog:
-        _say(f"catching up: db.events is {backlog} snapshots ahead of its new consumer …")
-    async with ChangeFeed(events, consumer_id="demo", start="earliest") as events_feed, ChangeFeed(
-        orders, consumer_id="demo", include_row_kind=True
-    ) as orders_feed:
+async def _run(
+    warehouse: str, events, orders, commits: int, backlog: int, interval: float, last: dict[str, int]
+) -> list[_Tally]:
+    """Write and tail; every feed runs until it has delivered the writer's last commit
+    (``last``: snapshot id by table), whatever it had read before."""
+    tallies = [_Tally("events"), _Tally("orders"), _Tally("warehouse")]
+    async with ChangeFeed(events, consumer_id=_CONSUMER, start="earliest") as events_feed, ChangeFeed(
+        orders, consumer_id=_CONSUMER, include_row_kind=True
+    ) as orders_feed, WarehouseFeed(warehouse, start="latest") as warehouse_feed:
         stop = threading.Event()
 
         def write() -> None:
@@ -148,8 +176,9 @@ async def _run(events, orders, commits: int, backlog: int, interval: float) -> l
         writer = threading.Thread(target=write, name="demo-writer", daemon=True)
         writer.start()
         tails = [
-            asyncio.create_task(_tail(events_feed, tallies[0], backlog + commits)),
-            asyncio.create_task(_tail(orders_feed, tallies[1], commits)),
+            asyncio.create_task(_tail(events_feed, tallies[0], last["db.events"])),
+            asyncio.create_task(_tail(orders_feed, tallies[1], last["db.orders"])),
+            asyncio.create_task(_tail_warehouse(warehouse_feed, tallies[2], last)),
         ]
         try:
             done, pending = await asyncio.wait(
@@ -171,7 +200,19 @@ async def _run(events, orders, commits: int, backlog: int, interval: float) -> l
             metrics = feed.metrics()
             tally.kinds["hints"] = sum(metrics.hints_by_source.values())
             tally.kinds["reconciles"] = metrics.reconciles
+        per_table = warehouse_feed.metrics().tables.values()
+        tallies[2].kinds["hints"] = sum(sum(m.hints_by_source.values()) for m in per_table)
+        tallies[2].kinds["reconciles"] = sum(m.reconciles for m in per_table)
     return tallies
+
+
+def _timing(latencies: list[float]) -> str:
+    if not latencies:
+        return "no live batches"
+    return (
+        f"latency p50 {statistics.median(latencies):.1f} ms, p99 {_percentile(latencies, 0.99):.1f} ms, "
+        f"max {max(latencies):.1f} ms"
+    )
 
 
 def run_demo(
@@ -195,28 +236,47 @@ def run_demo(
         events, orders = _create_tables(warehouse)
         _say(f"paimon-feed demo — warehouse {warehouse}")
         _say("  db.events: append table; db.orders: primary key, changelog-producer=input")
+        _say("  a WarehouseFeed follows every table of the warehouse beside the two ChangeFeeds")
         for n in range(backlog):
             _commit_events(events, n)
         _say(f"writer: {commits} commits per table, one every {interval:g}s; feeds woken by inotify\n")
+        last = {"db.events": _latest_snapshot_id(events) + commits, "db.orders": _latest_snapshot_id(orders) + commits}
+        resumes_at = CheckpointStore.for_table(events, _CONSUMER).load()
+        if resumes_at is None and backlog:
+            _say(f"catching up: db.events is {backlog} snapshots ahead of its new consumer …")
+        elif resumes_at is not None and resumes_at <= last["db.events"] - commits:
+            _say(
+                f"catching up: consumer '{_CONSUMER}' of db.events resumes at snapshot {resumes_at}, "
+                f"{last['db.events'] - commits - resumes_at + 1} snapshots behind …"
+            )
         started = time.time()
-        tallies = run(_run(events, orders, commits, backlog, interval))
+        tallies = run(_run(warehouse, events, orders, commits, backlog, interval, last))
         if not isinstance(tallies, list):
             return tallies  # interrupted: the exit code
         elapsed = time.time() - started
         _say("\nsummary")
-        for tally in tallies:
-            latencies = tally.latencies_ms
-            timing = (
-                f"latency p50 {statistics.median(latencies):.1f} ms, p99 {_percentile(latencies, 0.99):.1f} ms, "
-                f"max {max(latencies):.1f} ms"
-                if latencies
-                else "no live batches"
-            )
+        for tally in tallies[:2]:
             _say(
-                f"  db.{tally.name:<7} {tally.batches:>3} batches, {tally.rows:>4} rows; {timing}; "
+                f"  db.{tally.name:<7} {tally.batches:>3} batches, {tally.rows:>4} rows; {_timing(tally.latencies_ms)}; "
                 f"wake-ups by push {tally.kinds.get('hints', 0)}, safety checks {tally.kinds.get('reconciles', 0)}"
             )
-        _say(f"  done in {elapsed:.1f}s; every commit delivered once, in order, checkpointed as consumer 'demo'")
+        whole = tallies[2]
+        _say(
+            f"  {'db.*':<10} {whole.batches:>3} batches, {whole.rows:>4} rows; {_timing(whole.latencies_ms)}; "
+            f"one WarehouseFeed over both tables, one notifier"
+        )
+        behind = {
+            name: next_id
+            for name, table in (("db.events", events), ("db.orders", orders))
+            if (next_id := CheckpointStore.for_table(table, _CONSUMER).load()) != last[name] + 1
+        }
+        if behind:  # cannot happen when every tail ran to the writer's last commit; say so if it does
+            _say(
+                f"  done in {elapsed:.1f}s; consumer '{_CONSUMER}' is behind: "
+                + ", ".join(f"{name} reads snapshot {next_id} next of {last[name]}" for name, next_id in behind.items())
+            )
+            return 1
+        _say(f"  done in {elapsed:.1f}s; every commit delivered once, in order, checkpointed as consumer '{_CONSUMER}'")
         return 0
     finally:
         if own_dir:
