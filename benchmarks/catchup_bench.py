@@ -55,10 +55,10 @@ ROOT = os.path.dirname(HERE)
 RESULTS = os.path.join(HERE, "results")
 
 from benchmarks import s3_bench  # (commit -> batch through SQS on moto)
+from benchmarks._common.scratch import scratch_dir  # (removed at exit)
 from benchmarks.core_bench import feed_catch_up, pypaimon_catch_up  # (shared catch-up runs)
 from tests.reliability.fault_proxy import FaultProxy
 from tests.s3_support import s3_catalog_options, start_moto_server
-from benchmarks._common.scratch import scratch_dir  # (removed at exit)
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("payload", pa.string())])
 ROWS_PER_COMMIT = 5

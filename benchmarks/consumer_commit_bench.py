@@ -30,11 +30,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
 
 from benchmarks._common.s3_costs import s3_request_kind  # (how the S3 benchmarks read moto's log)
-from tests.s3_support import create_table, commit_rows, paimon_catalog, s3_catalog_options, start_moto_server
-
 from paimon_feed.spark.driver import StreamDriver
 from paimon_feed.spark.offsets import FeedOffset
 from paimon_feed.spark.options import parse_options
+from tests.s3_support import commit_rows, create_table, paimon_catalog, s3_catalog_options, start_moto_server
 
 BUCKET = "consumer-commit-bench"
 SPACING_S = 0.05

@@ -42,6 +42,7 @@ RESULTS = os.path.join(HERE, "results")
 from benchmarks._common.counting import CountingFileIO
 from benchmarks._common.scratch import scratch_dir  # (removed at exit)
 from benchmarks._common.stats import arrivals, percentile
+
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("payload", pa.string())])
 MODES = ("pypaimon", "local", "local-20ms", "poll")
 LABELS = {

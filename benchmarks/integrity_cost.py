@@ -37,10 +37,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RESULTS = os.path.join(HERE, "results")
 
-from benchmarks.s3_bench import BUCKET, SCHEMA, _drain, commit, open_catalog
 from benchmarks._common.s3_costs import s3_request_kind
-from tests.s3_support import s3_catalog_options, start_moto_server
 from benchmarks._common.scratch import scratch_dir  # (removed at exit)
+from benchmarks.s3_bench import BUCKET, SCHEMA, _drain, commit, open_catalog
+from tests.s3_support import s3_catalog_options, start_moto_server
 
 BEFORE_REF = "1326266"  # main before the progress protocol and its checks
 VARIANTS = ("before", "after")

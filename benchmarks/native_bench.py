@@ -28,8 +28,6 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
-
-
 from pypaimon import CatalogFactory, Schema
 
 from paimon_feed import Planner

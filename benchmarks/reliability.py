@@ -38,6 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
 
 from benchmarks._common.scratch import removes_scratch, scratch_dir
+
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("commit", pa.int64())])
 ROWS_PER_COMMIT = 2
 

@@ -60,10 +60,10 @@ RESULTS = os.path.join(HERE, "results")
 PAYLOADS = os.path.join(ROOT, "tests", "notifiers", "payloads", "s3_direct_commits.json")
 
 from benchmarks._common.counting import CountingFileIO
+from benchmarks._common.s3_costs import s3_request_kind, usd_per_month  # (S3 request kinds and prices)
+from benchmarks._common.scratch import scratch_dir  # (removed at exit)
 from benchmarks._common.stats import arrivals, percentile
 from tests.s3_support import MotoServer, s3_catalog_options, start_moto_server
-from benchmarks._common.scratch import scratch_dir  # (removed at exit)
-from benchmarks._common.s3_costs import s3_request_kind, usd_per_month  # (S3 request kinds and prices)
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("payload", pa.string())])
 BUCKET = "bench-lake"
@@ -641,7 +641,7 @@ def report(latency: dict, wake: list[dict], commits: int) -> str:
         "| idle table followed by | S3 requests / table-hour (server) | FileIO calls / table-hour (client) |",
         "|---|---:|---:|",
     ]
-    for name, r in latency["idle_tables"].items():
+    for r in latency["idle_tables"].values():
         who = LABELS[r["consumer"]]
         if r["reconcile_interval_s"]:
             who += f", reconcile_interval={r['reconcile_interval_s']:.0f} s"

@@ -88,12 +88,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RESULTS = os.path.join(HERE, "results")
 
-from tests.interop.fetch_java import cache_dir  # (the Java cache root shared with interop tests)
-from benchmarks.java_connector_worker import DIGEST_SQL, ArrivalSink, into_sink  # (the same fingerprint on both sides)
 from benchmarks._common import spark_stats
+from benchmarks._common.s3_costs import s3_request_kind, usd_per_month  # (S3 request kinds and prices)
 from benchmarks._common.scratch import scratch_dir  # (removed at exit)
 from benchmarks._common.stats import percentile
-from benchmarks._common.s3_costs import s3_request_kind, usd_per_month  # (S3 request kinds and prices)
+from benchmarks.java_connector_worker import DIGEST_SQL, ArrivalSink, into_sink  # (the same fingerprint on both sides)
+from tests.interop.fetch_java import cache_dir  # (the Java cache root shared with interop tests)
 
 WIDE = pa.schema(
     [
@@ -1002,9 +1002,10 @@ def measure_idle_s3(spark, server, workdir: str, idle_seconds: float, java: Java
     this source on ``s3://`` (push and a storage check per trigger) and the Java connector on
     ``s3a://`` (Hadoop's S3A, hadoop-aws). Requests naming each table are counted in moto's log,
     URL-decoded (S3A names its table in LIST requests' ``prefix=`` query)."""
-    from paimon_feed.spark.options import FORMAT_NAME
-    from s3_support import s3_catalog_options
     from pypaimon import CatalogFactory
+    from s3_support import s3_catalog_options
+
+    from paimon_feed.spark.options import FORMAT_NAME
 
     try:
         server.create_bucket(BUCKET)

@@ -34,8 +34,8 @@ import statistics
 import sys
 import time
 
-from benchmarks.java_connector_worker import into_sink, run_until_rows
 from benchmarks._common.scratch import scratch_dir
+from benchmarks.java_connector_worker import into_sink, run_until_rows
 from benchmarks.spark_bench import (
     RESULTS,
     SESSION_SOCKETS,

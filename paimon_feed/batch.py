@@ -19,9 +19,10 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterator, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from paimon_feed.errors import (
     FeedError,

@@ -33,7 +33,7 @@ Lower-level exceptions are chained (``raise ... from exc``).
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+from collections.abc import Iterator
 
 __all__ = [
     "FeedError",

@@ -28,7 +28,8 @@ from __future__ import annotations
 import bisect
 import logging
 import threading
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from paimon_feed.errors import ConfigurationError, MissingDependencyError
 

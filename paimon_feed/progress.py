@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from paimon_feed.batch import FeedBatch, SnapshotMark
 from paimon_feed.errors import (
@@ -115,6 +116,9 @@ class RetryPolicy:
 
 RETRY = RetryPolicy()
 
+#: Pauses (seconds) before reading a missing anchor again, before it counts as gone.
+_CONFIRM_MISSING_S = (0.1, 0.3, 0.6)
+
 
 @dataclass(frozen=True)
 class Resumed:
@@ -162,6 +166,7 @@ class Progress:
         self.expired_restarts = 0
         self.history_rewrites = 0
         self._rewound = False  # the next commit may move the checkpoint backwards
+        self.sleep: Callable[[float], None] = time.sleep
 
     # where to start ----------------------------------------------------------------------
     def stored_position(self) -> int | None:
@@ -241,6 +246,14 @@ class Progress:
 
     def _check(self, snapshot_id: int, differs: Callable[[SnapshotMark], str | None]) -> None:
         now = self.planner.snapshot_mark(snapshot_id, fresh=True)
+        for pause in _CONFIRM_MISSING_S:
+            if now is not None:
+                break
+            # Gone, or not visible for a moment (a snapshot directory restored by a rename is
+            # missing between the two renames): a rewritten history is only concluded when
+            # the snapshot stays gone.
+            self.sleep(pause)
+            now = self.planner.snapshot_mark(snapshot_id, fresh=True)
         if now is not None:
             change = differs(now)
             if change is not None:

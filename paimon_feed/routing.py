@@ -13,7 +13,8 @@ to: shared by :class:`~paimon_feed.warehouse.WarehouseFeed`, the CLI and the Lam
 from __future__ import annotations
 
 import fnmatch
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from paimon_feed._layout import table_of_dir
 from paimon_feed.errors import ConfigurationError

@@ -31,8 +31,9 @@ from __future__ import annotations
 import ipaddress
 import os
 import threading
+from collections.abc import Mapping
+from typing import Any
 from urllib.parse import urlparse
-from typing import Any, Mapping
 
 from paimon_feed.errors import MissingDependencyError
 

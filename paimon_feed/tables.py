@@ -11,7 +11,8 @@ import re
 import socket
 import threading
 import time
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 from urllib.parse import urlparse
 
 from paimon_feed.errors import (

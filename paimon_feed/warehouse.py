@@ -25,8 +25,9 @@ import inspect
 import logging
 import time
 import warnings
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Callable, Iterable, Mapping
+from typing import Any
 
 from paimon_feed.batch import FeedBatch
 from paimon_feed.errors import ConfigurationError, FeedClosedError, TableNotFoundError

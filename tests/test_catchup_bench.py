@@ -3,11 +3,10 @@ and report what they measured (the figures themselves are measurements, never as
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 import pytest
-
-import importlib
 
 SNAPSHOTS = 12
 

@@ -12,7 +12,6 @@ import sys
 import time
 
 import pytest
-
 from support.tables import commit, table_dir
 
 

@@ -10,7 +10,6 @@ import subprocess
 import sys
 
 import pytest
-
 from support.tables import commit, table_dir
 
 

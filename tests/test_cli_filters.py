@@ -8,9 +8,9 @@ import subprocess
 import sys
 
 import pytest
+from support.tables import create_typed_table
 
 from paimon_feed.cli import main
-from support.tables import create_typed_table
 
 
 @pytest.fixture

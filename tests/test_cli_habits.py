@@ -12,9 +12,9 @@ import sys
 import pyarrow as pa
 import pytest
 from pypaimon import Schema
+from support.tables import commit, expire_snapshots, table_dir
 
 from paimon_feed.tables import commit_arrow
-from support.tables import commit, expire_snapshots, table_dir
 
 CLI = [sys.executable, "-m", "paimon_feed.cli"]
 

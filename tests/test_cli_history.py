@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 
+from support.tables import commit
 from test_cli_errors import one_error_line, paimon_feed
 
 from paimon_feed.checkpoint import CheckpointStore
-from support.tables import commit
 
 
 def test_a_rolled_back_table_is_one_line_exit_1_and_the_consumer_stays(warehouse, append_table):

@@ -10,7 +10,6 @@ import subprocess
 import sys
 
 import pytest
-
 from support import tables
 from support.tables import append_rows, commit
 
@@ -73,7 +72,7 @@ def test_consumers_of_every_table_as_a_table_and_bad_uses(warehouse, two_databas
     listed = paimon_feed("consumers", warehouse)
     assert listed.returncode == 0, listed.stderr
     lines = listed.stdout.splitlines()
-    assert lines[0].split()[:2] == ["table", "consumer"] and any(l.split()[1] == "ops" for l in lines[1:])
+    assert lines[0].split()[:2] == ["table", "consumer"] and any(line.split()[1] == "ops" for line in lines[1:])
     refused = paimon_feed("consumers", warehouse, "--expire-older-than", "1d")
     assert refused.returncode == 2 and "only lists" in refused.stderr
     missing = paimon_feed("tail", warehouse, "db.nope", "sales.*", timeout=60)

@@ -9,9 +9,10 @@ import subprocess
 import sys
 import time
 
-from paimon_feed.checkpoint import CheckpointStore
 from s3_support import commit_rows, create_table, paimon_catalog, s3_catalog_options
 from support.tables import commit, expire_snapshots, table_dir
+
+from paimon_feed.checkpoint import CheckpointStore
 
 
 def consumers(warehouse: str, table: str, *args: str) -> subprocess.CompletedProcess:

@@ -8,20 +8,20 @@ import os
 import time
 
 import pytest
+from support.feeds import consume, has_commit
+from support.tables import commit, expire_snapshots, table_dir
 
 from paimon_feed import (
     ChangeFeed,
     CheckpointError,
-    HistoryRewrittenError,
     ConfigurationError,
+    HistoryRewrittenError,
     InvalidConsumerIdError,
     InvalidStartError,
     LocalNotifier,
     SnapshotExpiredError,
 )
 from paimon_feed.notifiers import SnapshotHint
-from support.feeds import consume, has_commit
-from support.tables import commit, expire_snapshots, table_dir
 
 
 def run(coroutine):

@@ -12,9 +12,9 @@ import time
 import warnings
 
 import pytest
+from support.tables import commit
 
 from paimon_feed import ChangeFeed, FeedClosedError
-from support.tables import commit
 
 SETTLE_STEPS = 200  # released resources may take a few loop turns; this bounds a failing test
 SETTLE_STEP = 0.05  # seconds

@@ -8,7 +8,6 @@ import sys
 import textwrap
 
 import pytest
-
 from support.tables import commit
 
 # Idles on a table nobody commits to, then reports how the interrupt ended it.

@@ -13,11 +13,11 @@ import fastavro
 import pyarrow as pa
 import pytest
 from pypaimon import Schema
+from support.feeds import consume
+from support.tables import APPEND_SCHEMA, commit, table_dir
 
 from paimon_feed import ChangeFeed, DamagedMetadataError, HistoryRewrittenError
 from paimon_feed.checkpoint import CheckpointStore
-from support.feeds import consume
-from support.tables import APPEND_SCHEMA, commit, table_dir
 
 NOTIFIERS = ["local", "poll"]
 

@@ -17,11 +17,11 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from pypaimon.schema.data_types import AtomicType
 from pypaimon.schema.schema_change import SchemaChange
+from support.tables import APPEND_SCHEMA, commit
 
 from paimon_feed import ChangeFeed, ConfigurationError, MissingDependencyError
 from paimon_feed.metrics import METRICS, FeedCollector
 from paimon_feed.tables import commit_arrow
-from support.tables import APPEND_SCHEMA, commit
 
 
 def samples(text: str) -> dict[tuple, float]:

@@ -5,12 +5,11 @@ one headline figure; the tables live on the docs site's pages (docs/benchmarks.m
 from __future__ import annotations
 
 import copy
+import importlib
 import re
 from pathlib import Path
 
 import pytest
-
-import importlib
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCHMARKS_PAGE = ROOT / "docs" / "benchmarks.md"

@@ -4,12 +4,12 @@ boto3, and with pyarrow's S3 file system as pypaimon uses it)."""
 
 from __future__ import annotations
 
+import importlib
 import time
 import urllib.parse
 from collections import Counter
-import pytest
 
-import importlib
+import pytest
 
 
 @pytest.fixture(scope="module")

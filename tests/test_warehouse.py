@@ -8,11 +8,11 @@ import os
 import shutil
 
 import pytest
+from support import tables
+from support.tables import append_rows, commit, table_dir
 
 from paimon_feed import ConfigurationError, LocalNotifier, WarehouseFeed
 from paimon_feed.checkpoint import CheckpointStore
-from support import tables
-from support.tables import append_rows, commit, table_dir
 
 TIMEOUT = 60  # seconds; a guard against hangs, never a latency assertion
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 __all__ = ["STORAGE_METHODS", "CountingFileIO", "StorageCounter"]
 

@@ -7,7 +7,8 @@ import atexit
 import functools
 import shutil
 import tempfile
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 __all__ = ["removes_scratch", "scratch_dir"]
 

@@ -19,7 +19,7 @@ import argparse
 import asyncio
 import os
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from paimon_feed.cli.consumers import run_consumers
 from paimon_feed.cli.parser import (

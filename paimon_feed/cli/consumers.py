@@ -13,7 +13,8 @@ import argparse
 import datetime
 import json
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from paimon_feed.cli.parser import EXIT_OK, note
 from paimon_feed.errors import ConfigurationError

@@ -26,8 +26,9 @@ from __future__ import annotations
 import datetime
 import decimal
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from paimon_feed.errors import ConfigurationError
 

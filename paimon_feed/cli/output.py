@@ -8,7 +8,8 @@ import csv
 import datetime
 import decimal
 import json
-from typing import Any, Callable, TextIO
+from collections.abc import Callable
+from typing import Any, TextIO
 
 __all__ = ["FORMATS", "RowWriter", "rows_from_arrow"]
 

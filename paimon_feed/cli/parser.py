@@ -16,7 +16,8 @@ import logging
 import signal
 import sys
 import traceback
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from paimon_feed.cli.output import FORMATS
 from paimon_feed.errors import (

@@ -15,8 +15,9 @@ import asyncio
 import contextlib
 import logging
 import sys
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from paimon_feed.cli.filters import (
     BoundFilter,

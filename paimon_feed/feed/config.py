@@ -4,7 +4,8 @@ planning."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from paimon_feed.errors import ConfigurationError
 from paimon_feed.tables import check_data_table, check_table_endpoint

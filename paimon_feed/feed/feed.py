@@ -29,7 +29,8 @@ import asyncio
 import logging
 import time
 import warnings
-from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from paimon_feed.batch import FeedBatch
 from paimon_feed.checkpoint import CheckpointStore

@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any, Callable, Union
+from collections.abc import Callable
+from typing import Any
 
 from paimon_feed.batch import FeedBatch
 from paimon_feed.errors import HistoryRewrittenError, SnapshotExpiredError, StorageError
@@ -26,7 +27,7 @@ logger = logging.getLogger("paimon_feed.feed")
 
 #: Where planning starts: a resumed position, an error whose policy applies in the background,
 #: or ``None`` (the table has no snapshot yet and the start needs one).
-Position = Union[Resumed, SnapshotExpiredError, HistoryRewrittenError, None]
+Position = Resumed | SnapshotExpiredError | HistoryRewrittenError | None
 
 
 class Done:

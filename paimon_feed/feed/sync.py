@@ -8,8 +8,8 @@ import logging
 import threading
 import warnings
 import weakref
-from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any, Iterator
+from collections.abc import Coroutine, Iterator
+from typing import TYPE_CHECKING, Any
 
 from paimon_feed.batch import FeedBatch
 from paimon_feed.errors import FeedClosedError

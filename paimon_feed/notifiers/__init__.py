@@ -8,7 +8,7 @@ configured (``sqs_queue_url=`` or ``PAIMON_FEED_SQS_QUEUE_URL``); anything else 
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 from urllib.parse import urlparse
 
 from paimon_feed.errors import ConfigurationError

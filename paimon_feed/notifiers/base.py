@@ -17,8 +17,9 @@ import os
 import time
 import warnings
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import urlparse
 
 from paimon_feed._layout import is_local, local_path, local_url, snapshot_id_from_name

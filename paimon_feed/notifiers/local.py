@@ -25,8 +25,9 @@ import logging
 import os
 import time
 import weakref
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from watchfiles import Change, awatch
 

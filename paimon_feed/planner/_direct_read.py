@@ -8,7 +8,8 @@ from __future__ import annotations
 import copy
 import logging
 import os
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pyarrow as pa
 

@@ -20,7 +20,8 @@ give Java's values, and this module knows which:
 from __future__ import annotations
 
 import logging
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from paimon_feed.errors import UnsupportedTableError
 

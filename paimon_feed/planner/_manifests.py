@@ -8,8 +8,9 @@ from __future__ import annotations
 import io
 import logging
 import threading
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Iterable
+from typing import Any
 
 from cachetools import LRUCache
 

@@ -6,7 +6,8 @@ Part of the one place paimon-feed touches pypaimon internals (``paimon_feed.plan
 from __future__ import annotations
 
 import logging
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pyarrow as pa
 

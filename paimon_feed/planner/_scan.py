@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Iterable
+from typing import Any
 
 import pyarrow as pa
 from pypaimon.read.plan import Plan

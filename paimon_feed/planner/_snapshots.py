@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import functools
 import logging
-from typing import Any, Callable, List, Union
+from collections.abc import Callable
+from typing import Any, Union
 
 from paimon_feed._layout import snapshot_id_from_name
 
@@ -55,7 +56,7 @@ def _snapshot_fields() -> tuple[dict[str, str], dict[str, Any]] | None:
         if (
             field.metadata.get("decoder") is not None
             or dataclasses.is_dataclass(kind)
-            or (origin in (list, List) and args and dataclasses.is_dataclass(args[0]))
+            or (origin in (list, list) and args and dataclasses.is_dataclass(args[0]))
         ):
             return None
         json_name = field.metadata.get("json_name", field.name)

@@ -23,8 +23,9 @@ import functools
 import logging
 import threading
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Literal, Sequence
+from typing import Any, Literal
 
 from paimon_feed.batch import BatchKind, FeedBatch, SnapshotMark
 from paimon_feed.errors import (

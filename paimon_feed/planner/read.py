@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import functools
 import itertools
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import pyarrow as pa
 

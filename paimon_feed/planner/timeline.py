@@ -14,8 +14,9 @@ matter (the Spark source's tracker, ``consumers``, the Lambda handler's lag).
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Sequence
+from typing import Any
 
 from cachetools import LRUCache
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 import importlib
 import logging
 import os
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from paimon_feed.batch import FeedBatch
 from paimon_feed.checkpoint import CheckpointStore

@@ -34,8 +34,9 @@ offset (``full``/``first``) keeps the replayed batch identical to the journaled 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from paimon_feed.errors import InvalidOffsetError, brief_repr
 from paimon_feed.start import MAX_SNAPSHOT_ID

@@ -71,8 +71,8 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from paimon_feed._units import parse_duration
 from paimon_feed.checkpoint import validate_consumer_id

@@ -8,8 +8,9 @@ API (:mod:`paimon_feed.planner.read`), adding the ``_snapshot_id`` column when a
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import pyarrow as pa
 

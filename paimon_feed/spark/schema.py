@@ -32,7 +32,8 @@ declared Spark schema (``timestamp[us]``, ``list<element>``, nullability flags, 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import types as T
 

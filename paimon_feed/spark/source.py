@@ -19,7 +19,8 @@ schema file (:func:`~paimon_feed.spark.table.load_schema`).
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from paimon_feed.spark import SparkNotInstalledError
 

@@ -11,7 +11,8 @@ file (:func:`load_schema`) and costs none of that.
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from paimon_feed.errors import ConfigurationError, TableNotFoundError
 from paimon_feed.spark.options import InvalidOptionError, SourceOptions

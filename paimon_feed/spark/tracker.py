@@ -33,7 +33,8 @@ import logging
 import threading
 import time
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from paimon_feed.errors import ConfigurationError, StorageError
 from paimon_feed.spark.options import STORAGE_PER_TRIGGER

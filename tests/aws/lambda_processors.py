@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-DELIVERED: list["Delivery"] = []
+DELIVERED: list[Delivery] = []
 FAIL_TABLES: set[str] = set()
 ON_BATCH: list = []
 _lock = threading.Lock()

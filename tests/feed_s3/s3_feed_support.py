@@ -13,11 +13,11 @@ import json
 import os
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import boto3
 from botocore.config import Config
-
 from s3_support import MotoServer, S3Queue, s3_catalog_options
 from support import tables
 from support.feeds import Delivered

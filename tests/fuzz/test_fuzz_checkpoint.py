@@ -10,13 +10,13 @@ import os
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
-
-from . import fuzz_strategies
-from .fuzz_strategies import MAX_SNAPSHOT_ID
+from support import tables
 
 from paimon_feed import CheckpointError, CheckpointStore
 from paimon_feed.checkpoint import decode_checkpoint, encode_checkpoint
-from support import tables
+
+from . import fuzz_strategies
+from .fuzz_strategies import MAX_SNAPSHOT_ID
 
 BOM = b"\xef\xbb\xbf"
 

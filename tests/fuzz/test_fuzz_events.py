@@ -9,6 +9,9 @@ import json
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from paimon_feed.notifiers.base import SnapshotHint
+from paimon_feed.notifiers.events import MalformedMessageError, hints_from_event, parse_message
+
 from .envelopes import (
     any_bodies,
     eventbridge_event,
@@ -22,9 +25,6 @@ from .envelopes import (
     valid_bodies,
 )
 from .fuzz_strategies import MAX_SNAPSHOT_ID
-
-from paimon_feed.notifiers.base import SnapshotHint
-from paimon_feed.notifiers.events import MalformedMessageError, hints_from_event, parse_message
 
 
 def _check_hints(hints: object, source: str) -> None:

@@ -12,6 +12,10 @@ import json
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from paimon_feed.aws.lambda_handler import HandlerConfig, _table_of, handle_event
+from paimon_feed.errors import FeedError
+from paimon_feed.notifiers.events import MalformedMessageError, parse_lambda_event
+
 from . import fuzz_strategies
 from .envelopes import (
     any_bodies,
@@ -21,10 +25,6 @@ from .envelopes import (
     s3_event,
     valid_bodies,
 )
-
-from paimon_feed.aws.lambda_handler import HandlerConfig, _table_of, handle_event
-from paimon_feed.errors import FeedError
-from paimon_feed.notifiers.events import MalformedMessageError, parse_lambda_event
 
 json_values = fuzz_strategies.json_values()
 table_names = st.from_regex(r"[A-Za-z0-9_][A-Za-z0-9_$-]{0,12}", fullmatch=True)

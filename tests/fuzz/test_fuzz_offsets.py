@@ -8,10 +8,10 @@ import json
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from paimon_feed.spark.offsets import FeedOffset, InvalidOffsetError
+
 from . import fuzz_strategies
 from .fuzz_strategies import MAX_SNAPSHOT_ID
-
-from paimon_feed.spark.offsets import FeedOffset, InvalidOffsetError
 
 KEYS = ("snapshot", "first", "full", "pendingFull")
 

@@ -54,7 +54,8 @@ def test_the_image_is_built_on_aws_python_base_image_with_the_s3_extra_from_the_
 
 
 def test_the_images_python_is_the_examples_default_runtime():
-    from test_terraform import EXAMPLE as TF_EXAMPLE, attr, tf_dir
+    from test_terraform import EXAMPLE as TF_EXAMPLE
+    from test_terraform import attr, tf_dir
 
     runtime = attr(tf_dir(TF_EXAMPLE).variables["runtime"], "default")
     assert runtime == "python" + only("FROM")[0].rsplit(":", 1)[1]

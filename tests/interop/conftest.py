@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import os
 
-import pytest
-
 import fetch_java
+import pytest
 from java_paimon import JavaPaimon, missing_java
 
 

@@ -7,11 +7,11 @@ import contextlib
 import json
 import time
 from collections import Counter
-from typing import Any, Callable
-
-from pypaimon import CatalogFactory
+from collections.abc import Callable
+from typing import Any
 
 from java_paimon import JavaTable
+from pypaimon import CatalogFactory
 from support.feeds import Delivered
 
 __all__ = [

@@ -9,8 +9,17 @@ from __future__ import annotations
 
 import asyncio
 
-from interop_support import FEED_OPTIONS, assert_same_rows, feed_changes, follow, last_changed_snapshot, py_table, replay
+from interop_support import (
+    FEED_OPTIONS,
+    assert_same_rows,
+    feed_changes,
+    follow,
+    last_changed_snapshot,
+    py_table,
+    replay,
+)
 from java_paimon import JavaTable
+
 from paimon_feed import ChangeFeed
 
 __all__ = [

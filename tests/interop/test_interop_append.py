@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
 from interop_support import FEED_OPTIONS, assert_same_rows, feed_changes, follow, py_table
-from paimon_feed import ChangeFeed
 from scenarios import APPEND_TABLES, COLUMNS, append_rows, check_append_table
+
+from paimon_feed import ChangeFeed
+
 
 @pytest.mark.parametrize("options", APPEND_TABLES.values(), ids=APPEND_TABLES.keys())
 def test_append_table_compacted_by_java_is_delivered_exactly(java, warehouse, options):

@@ -12,9 +12,9 @@ import asyncio
 import time
 
 import pytest
-
 from interop_support import FEED_OPTIONS, assert_same_rows, feed_changes, follow, last_changed_snapshot, py_table
 from scenarios import COLUMNS
+
 from paimon_feed import ChangeFeed, FeedError, SnapshotExpiredError
 
 # Every Java commit expires all but the last three snapshots, unless a consumer holds them.

@@ -8,11 +8,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
 from interop_support import FEED_OPTIONS, assert_same_rows, py_table
+from scenarios import COLUMNS, append_rows, pk_rows
+
 from paimon_feed import ChangeFeed, HistoryRewrittenError
 from paimon_feed.checkpoint import CheckpointStore
-from scenarios import COLUMNS, append_rows, pk_rows
 
 TABLES = {
     "primary-key-input": (pk_rows, dict(primary_keys=["id"], options={"bucket": "2", "changelog-producer": "input"})),

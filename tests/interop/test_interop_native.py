@@ -17,12 +17,12 @@ import decimal
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-
 from interop_support import FEED_OPTIONS, assert_same_rows, py_table
+from support.native import require_native, spy_native_reads
+
 from paimon_feed import ChangeFeed
 from paimon_feed.errors import UnsupportedTableError
 from paimon_feed.planner import Planner
-from support.native import require_native, spy_native_reads
 
 
 @pytest.fixture(autouse=True)

@@ -11,9 +11,9 @@ import asyncio
 from dataclasses import dataclass
 
 import pytest
-
 from interop_support import FEED_OPTIONS, assert_same_rows, feed_changes, follow, last_changed_snapshot, py_table
 from scenarios import COLUMNS
+
 from paimon_feed import ChangeFeed, FeedError, UnsupportedTableError
 
 KINDS = {

@@ -15,7 +15,16 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 
-from interop_support import FEED_OPTIONS, assert_same_rows, feed_changes, follow, last_changed_snapshot, py_table, replay
+from interop_support import (
+    FEED_OPTIONS,
+    assert_same_rows,
+    feed_changes,
+    follow,
+    last_changed_snapshot,
+    py_table,
+    replay,
+)
+
 from paimon_feed import ChangeFeed
 
 COLUMNS = [("dt", "STRING NOT NULL"), ("id", "BIGINT NOT NULL"), ("commit", "INT"), ("payload", "STRING")]

@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
 from interop_support import FEED_OPTIONS, assert_same_rows, feed_changes, follow, last_changed_snapshot, py_table
+
 from paimon_feed import ChangeFeed
 
 COLUMNS = [("dt", "STRING NOT NULL"), ("id", "BIGINT NOT NULL"), ("commit", "INT"), ("payload", "STRING")]

@@ -12,10 +12,19 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
-from interop_support import FEED_OPTIONS, assert_same_rows, feed_changes, follow, last_changed_snapshot, py_table, replay
-from paimon_feed import ChangeFeed
+from interop_support import (
+    FEED_OPTIONS,
+    assert_same_rows,
+    feed_changes,
+    follow,
+    last_changed_snapshot,
+    py_table,
+    replay,
+)
 from scenarios import COLUMNS, PRIMARY_KEY_TABLES, check_primary_key_table, pk_rows
+
+from paimon_feed import ChangeFeed
+
 
 @pytest.mark.parametrize("options", PRIMARY_KEY_TABLES.values(), ids=PRIMARY_KEY_TABLES.keys())
 def test_primary_key_changes_equal_java_streaming_read_and_replay_to_java_state(java, warehouse, options):

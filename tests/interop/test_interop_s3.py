@@ -11,14 +11,13 @@ from __future__ import annotations
 import asyncio
 from urllib.parse import unquote_plus
 
-from pypaimon import CatalogFactory
-
 from interop_support import assert_same_rows, feed_changes, follow, last_changed_snapshot
+from pypaimon import CatalogFactory
+from s3_support import s3_catalog_options
 from scenarios import COLUMNS
+
 from paimon_feed import ChangeFeed
 from paimon_feed.notifiers.sqs import SqsNotifier
-from s3_support import s3_catalog_options
-
 
 
 def java_s3_options(server) -> dict[str, str]:

@@ -16,8 +16,8 @@ import asyncio
 
 import pyarrow as pa
 import pytest
-
 from interop_support import FEED_OPTIONS, assert_same_rows, follow, last_changed_snapshot, py_table
+
 from paimon_feed import ChangeFeed
 
 COLUMNS = [("id", "BIGINT NOT NULL"), ("commit", "INT"), ("n", "INT"), ("payload", "STRING")]

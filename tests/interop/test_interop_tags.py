@@ -11,10 +11,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
 from interop_support import FEED_OPTIONS, assert_same_rows, feed_changes, follow, last_changed_snapshot, py_table
-from paimon_feed import ChangeFeed, SnapshotExpiredError
 from scenarios import COLUMNS, append_rows, pk_rows
+
+from paimon_feed import ChangeFeed, SnapshotExpiredError
 
 TABLES = {
     "primary-key-input": (pk_rows, dict(primary_keys=["id"], options={"bucket": "2", "changelog-producer": "input"})),

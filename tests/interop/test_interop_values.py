@@ -10,8 +10,8 @@ import asyncio
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-
 from interop_support import FEED_OPTIONS, assert_same_rows, py_table
+
 from paimon_feed import ChangeFeed
 from paimon_feed.errors import UnsupportedTableError
 from paimon_feed.planner import Planner

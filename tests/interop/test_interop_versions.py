@@ -5,9 +5,8 @@ fixed-bucket ones. Paimon 0.9 has its own module, as pypaimon cannot read it."""
 
 from __future__ import annotations
 
-import pytest
-
 import fetch_java
+import pytest
 from scenarios import APPEND_TABLES, COLUMNS, PRIMARY_KEY_TABLES, check_append_table, check_primary_key_table
 
 

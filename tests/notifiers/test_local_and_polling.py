@@ -4,11 +4,11 @@ import asyncio
 import os
 
 import pytest
+from support.tables import commit, table_dir
 
 from paimon_feed import LocalNotifier, PollingNotifier
-from paimon_feed.notifiers import create_notifier, normalize_table_url, snapshot_id_from_name
 from paimon_feed.errors import ConfigurationError
-from support.tables import commit, table_dir
+from paimon_feed.notifiers import create_notifier, normalize_table_url, snapshot_id_from_name
 
 
 def test_snapshot_names():

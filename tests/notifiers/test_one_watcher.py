@@ -12,11 +12,11 @@ import textwrap
 import threading
 
 import pytest
+from support import tables
+from support.tables import append_rows, commit, table_dir
 
 from paimon_feed import ChangeFeed, LocalNotifier, WarehouseFeed
 from paimon_feed.notifiers import _inotify
-from support import tables
-from support.tables import append_rows, commit, table_dir
 
 pytestmark = pytest.mark.skipif(not _inotify.available(), reason="inotify is Linux-only")
 

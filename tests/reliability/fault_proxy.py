@@ -237,7 +237,7 @@ def error_body(code: str, message: str, resource: str) -> bytes:
         f"<Error><Code>{escape(code)}</Code><Message>{escape(message)}</Message>"
         f"<Resource>{escape(resource)}</Resource>"
         f"<RequestId>{uuid.uuid4().hex[:16].upper()}</RequestId></Error>"
-    ).encode("utf-8")
+    ).encode()
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):

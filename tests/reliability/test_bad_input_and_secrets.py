@@ -8,12 +8,12 @@ import subprocess
 import sys
 
 import pytest
+from support.tables import commit
 
 from paimon_feed import ChangeFeed, InvalidConsumerIdError, InvalidStartError, SqsNotifier
 from paimon_feed.errors import ConfigurationError
 from paimon_feed.notifiers.events import MalformedMessageError, parse_message
 from paimon_feed.tables import open_table, parse_table_name, redact
-from support.tables import commit
 
 SECRET = "SUPERSECRET-do-not-print-1234"
 

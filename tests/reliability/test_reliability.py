@@ -3,12 +3,11 @@ expiry and load. The full runs (50+ kills, 10,000 snapshots) are the benchmark's
 
 from __future__ import annotations
 
+import importlib
 import os
 import tempfile
 
 import pytest
-
-import importlib
 
 reliability = importlib.import_module("benchmarks.reliability")
 

@@ -12,10 +12,9 @@ import os
 import sys
 import threading
 import time
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from pypaimon import CatalogFactory, Schema
-
 from support.tables import (  # noqa: F401  the rows every table test writes
     APPEND_SCHEMA,
     PK_OPTIONS,

@@ -12,7 +12,6 @@ from pypaimon import Schema
 from pypaimon.schema.data_types import AtomicType
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
-
 from spark_support import commit, expected_changes
 
 from paimon_feed.tables import commit_arrow

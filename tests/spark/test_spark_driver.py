@@ -9,6 +9,8 @@ import threading
 
 import pyarrow as pa
 import pytest
+from spark_support import commit, expected_changes
+from support.direct_read import spy_direct_reads
 
 from paimon_feed.errors import CheckpointError, HistoryRewrittenError
 from paimon_feed.planner import Planner
@@ -21,8 +23,6 @@ from paimon_feed.spark.driver import (
 )
 from paimon_feed.spark.offsets import FeedOffset
 from paimon_feed.spark.options import parse_options
-from spark_support import commit, expected_changes
-from support.direct_read import spy_direct_reads
 
 
 def driver_for(paimon, table, **options) -> StreamDriver:

@@ -10,9 +10,9 @@ import pyarrow as pa
 import pytest
 from pypaimon.schema.data_types import AtomicType
 from pypaimon.schema.schema_change import SchemaChange
+from spark_support import QUERY_TIMEOUT_S, BatchSink, commit, start_query, wait_until
 
 from paimon_feed.tables import commit_arrow
-from spark_support import QUERY_TIMEOUT_S, BatchSink, commit, start_query, wait_until
 
 BIG = 2**40
 

@@ -4,11 +4,6 @@
 from __future__ import annotations
 
 import pytest
-
-from paimon_feed.errors import HistoryRewrittenError
-from paimon_feed.spark.driver import StreamDriver, read_splits
-from paimon_feed.spark.offsets import FeedOffset
-from paimon_feed.spark.options import parse_options
 from spark_support import (
     QUERY_TIMEOUT_S,
     BatchSink,
@@ -18,6 +13,11 @@ from spark_support import (
     start_query,
     wait_until,
 )
+
+from paimon_feed.errors import HistoryRewrittenError
+from paimon_feed.spark.driver import StreamDriver, read_splits
+from paimon_feed.spark.offsets import FeedOffset
+from paimon_feed.spark.options import parse_options
 
 
 def driver_for(paimon, table, **options) -> StreamDriver:

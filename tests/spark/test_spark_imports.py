@@ -16,7 +16,6 @@ import sys
 import textwrap
 
 import pytest
-
 from spark_support import commit
 
 # Runs one process's callbacks as Spark calls them, and prints the modules they imported

@@ -5,9 +5,9 @@ never asserted)."""
 
 from __future__ import annotations
 
-import pytest
-
 import importlib
+
+import pytest
 
 ROWS, COMMITS = 6_000, 3
 

@@ -15,7 +15,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from spark_support import QUERY_TIMEOUT_S, BatchSink, commit, new_spark_session
 
 README = Path(__file__).resolve().parents[2] / "docs" / "spark.md"  # the Spark page's snippet
@@ -42,7 +41,6 @@ def spark(moto_server):
 def orders(moto_server, monkeypatch):
     """shop.orders at s3://bucket/warehouse on moto, written by pypaimon with explicit options."""
     from pypaimon import CatalogFactory, Schema
-
     from support.tables import APPEND_SCHEMA
 
     for name, value in moto_server.credentials_env.items():

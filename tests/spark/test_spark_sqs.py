@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 
 import pytest
-
 from s3_support import s3_catalog_options
 from spark_support import (
     QUERY_TIMEOUT_S,
@@ -26,8 +25,8 @@ from spark_support import (
     driver_stats,
     expected_changes,
     new_spark_session,
-    stats_worker_env,
     start_query,
+    stats_worker_env,
     wait_until,
 )
 from support import tables

@@ -12,7 +12,6 @@ import json
 import os
 
 import pytest
-
 from spark_support import (
     QUERY_TIMEOUT_S,
     BatchSink,

@@ -8,9 +8,6 @@ from __future__ import annotations
 import logging
 
 import pytest
-
-import paimon_feed.spark
-from paimon_feed.spark import UNIX_SOCKETS_CONF
 from spark_support import (
     QUERY_TIMEOUT_S,
     BatchSink,
@@ -21,6 +18,9 @@ from spark_support import (
     start_query,
     wait_until,
 )
+
+import paimon_feed.spark
+from paimon_feed.spark import UNIX_SOCKETS_CONF
 
 
 @pytest.fixture(scope="module")
