@@ -296,6 +296,7 @@ class Progress:
         """Apply the policy for ``exc``: re-raise it (``"error"``), or log and count it and
         return where to restart (``earliest``: the oldest snapshot; ``latest-full``: a full
         batch of the latest snapshot, then its changes). Plans nothing."""
+        policy: str
         if isinstance(exc, HistoryRewrittenError):
             policy, name = self.on_history_rewritten, "on_history_rewritten"
         else:

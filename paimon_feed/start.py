@@ -70,6 +70,7 @@ class StartPosition:
         if self.kind == "tag":
             return f"tag:{self.tag}"
         if self.kind == "time":
+            assert self.timestamp_ms is not None  # a time position always has one
             instant = _EPOCH + self.timestamp_ms * _ONE_MS  # exact; a float loses milliseconds
             return f"time:{instant.isoformat(timespec='milliseconds')}"
         return self.kind

@@ -127,7 +127,7 @@ class _DirectParquet:
                 return None
         system = []
         if merge:
-            system = [*(_KEY_PREFIX + key for key in self._merge_keys), _SEQUENCE_COLUMN]
+            system = [*(_KEY_PREFIX + key for key in self._merge_keys or ()), _SEQUENCE_COLUMN]
             for name in system:
                 index = stored.get_field_index(name)
                 if index < 0 or not _orders_alike(stored.field(index).type):
@@ -160,7 +160,7 @@ class _DirectParquet:
         import pyarrow.compute as pc
 
         data = scanner.to_table()
-        keys = [_KEY_PREFIX + key for key in self._merge_keys]
+        keys = [_KEY_PREFIX + key for key in self._merge_keys or ()]
         order = pc.sort_indices(
             data, sort_keys=[(name, "ascending") for name in (*keys, _SEQUENCE_COLUMN)]
         )
@@ -174,6 +174,7 @@ class _DirectParquet:
             column = data.column(name)
             step = pc.not_equal(column.slice(0, rows - 1), column.slice(1))
             differs = step if differs is None else pc.or_(differs, step)
+        assert differs is not None  # a merged table has at least one key column
         last = pa.concat_arrays([differs.combine_chunks(), pa.array([True])])
         sequence = data.column(_SEQUENCE_COLUMN)
         same_sequence = pc.equal(sequence.slice(0, rows - 1), sequence.slice(1))
@@ -197,11 +198,12 @@ class _DirectParquet:
         if not merge:
             return (self._conformed(b, target) for b in scanners[0].to_batches() if b.num_rows)
         merged = [self._merged(scanner) for scanner in scanners]
-        if any(part is None for part in merged):
+        parts = [part for part in merged if part is not None]
+        if len(parts) != len(merged):
             return None
         return (
             self._conformed(batch, target)
-            for part in merged for batch in part.to_batches() if batch.num_rows
+            for part in parts for batch in part.to_batches() if batch.num_rows
         )
 
 

@@ -5,6 +5,7 @@ Part of the one place paimon-feed touches pypaimon internals (``paimon_feed.plan
 
 from __future__ import annotations
 
+import builtins
 import io
 import logging
 import threading
@@ -81,7 +82,7 @@ class ManifestCache:
             while len(self._items) > self.max_entries:
                 self._items.popitem()
 
-    def _bytes(self, path: str) -> bytes:
+    def _bytes(self, path: str) -> builtins.bytes:  # builtins: the class has a ``bytes`` property
         data = self._get(("bytes", path))
         if data is None:
             data = self.files.read(path)

@@ -15,6 +15,7 @@ import pyarrow as pa
 from pypaimon.read.plan import Plan
 from pypaimon.read.scanner.changelog_follow_up_scanner import ChangelogFollowUpScanner
 
+from paimon_feed.batch import BatchKind
 from paimon_feed.errors import ConfigurationError, UnsupportedTableError
 from paimon_feed.planner import _exact
 from paimon_feed.planner._direct_read import (
@@ -129,7 +130,7 @@ class SchemaPlanner:
         self._in_partition = _partition_test(table, predicate)
         scanner = self._scan.follow_up_scanner
         self.should_scan = scanner.should_scan
-        self.mode = "changelog" if isinstance(scanner, ChangelogFollowUpScanner) else "delta"
+        self.mode: BatchKind = "changelog" if isinstance(scanner, ChangelogFollowUpScanner) else "delta"
         options = table.options
         # Set-diff catch-up returns files present at the end but not at the start. That equals
         # the union of the deltas only for plain append tables whose range holds no compaction

@@ -50,7 +50,7 @@ def _snapshot_fields() -> tuple[dict[str, str], dict[str, Any]] | None:
             continue
         kind = field.type
         origin, args = getattr(kind, "__origin__", None), getattr(kind, "__args__", None)
-        if origin is Union and len(args) == 2:
+        if origin is Union and args is not None and len(args) == 2:
             kind = args[0]
             origin, args = getattr(kind, "__origin__", None), getattr(kind, "__args__", None)
         if (

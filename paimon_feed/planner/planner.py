@@ -351,6 +351,7 @@ class Planner:
             resolution = StartResolution(next_snapshot_id=earliest or 1)
         elif position.kind == "snapshot":
             wanted = position.snapshot_id
+            assert wanted is not None  # a snapshot position always names one
             if wanted > (latest or 0) + 1:
                 raise InvalidStartError(
                     f"table {self.table_name}: start snapshot {wanted} is ahead of the latest "
@@ -360,9 +361,11 @@ class Planner:
             self.check_not_expired(wanted)
             resolution = StartResolution(next_snapshot_id=wanted)
         elif position.kind == "tag":
+            assert position.tag is not None
             tagged = self.timeline.tagged(position.tag)
             resolution = StartResolution(next_snapshot_id=tagged.id + 1, full_snapshot_id=tagged.id)
         else:  # time
+            assert position.timestamp_ms is not None
             resolution = StartResolution(next_snapshot_id=self.timeline.first_after(position.timestamp_ms))
         if end_id is not None and end_id < resolution.next_snapshot_id - 1:
             raise InvalidStartError(
