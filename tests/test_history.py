@@ -265,3 +265,34 @@ def test_snapshots_read_ahead_before_a_rollback_are_not_planned_from_the_cache(a
     commits = [row["commit"] for batch in planned.batches for row in batch.to_arrow().to_pylist()]
     assert [b.snapshot_id for b in planned.batches] == [4, 5]
     assert commits == [100] * 3 + [101] * 3
+
+
+def test_a_partial_column_commit_of_a_data_evolution_table_is_refused_not_delivered_as_rows(cat):
+    """pypaimon reads a file of only some columns as rows with the others null; the feed
+    refuses that batch, after delivering the full-row commit before it."""
+    from pypaimon import Schema
+
+    from paimon_feed import UnsupportedTableError
+    from paimon_feed.tables import commit_arrow
+
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
+    options = {"row-tracking.enabled": "true", "data-evolution.enabled": "true"}
+    cat.create_table("db.evolving", Schema.from_pyarrow_schema(schema, options=options), False)
+    table = cat.get_table("db.evolving")
+    commit_arrow(table, pa.table({"id": [1, 2], "v": ["a", "b"]}, schema=schema))
+    builder = table.new_batch_write_builder()
+    writer, committer = builder.new_write().with_write_type(["v"]), builder.new_commit()
+    writer.write_arrow(pa.table({"v": ["A", "B"]}))
+    committer.commit(writer.prepare_commit())
+    writer.close()
+    committer.close()
+
+    async def main():
+        delivered: list = []
+        async with feed_of(table, "poll", start="earliest") as feed:
+            error = await read_until_error(feed, delivered, UnsupportedTableError)
+        return delivered, error
+
+    delivered, error = run(main())
+    assert [rows for _, _, rows in delivered] == [[{"id": 1, "v": "a"}, {"id": 2, "v": "b"}]]
+    assert "snapshot 2 writes only the columns v" in str(error)

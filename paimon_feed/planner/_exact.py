@@ -273,3 +273,25 @@ def pushable_predicate(predicate: Any, table: Any, chars: Sequence[str]) -> Any:
 
     others = [name for name in table.field_names if name not in chars]
     return trim_predicate_by_fields(predicate, others)
+
+
+def refuse_partial_column_changes(table_name: str, splits: Iterable[Any], snapshot_id: int) -> None:
+    """Raise :class:`UnsupportedTableError` if a change batch holds a partial-column file.
+
+    A ``data-evolution.enabled`` table takes commits that write only some columns (an update of
+    existing rows by row id, or rows of a column family). pypaimon's change reads return such
+    a file as rows with every other column null: not what the commit did, so the batch is
+    refused before any of its rows is delivered. The table's state (a ``full`` batch, pypaimon's
+    batch read) merges the columns and is read as usual.
+    """
+    for split in splits:
+        for file in getattr(split, "files", ()):
+            columns = getattr(file, "write_cols", None)
+            if columns:
+                raise UnsupportedTableError(
+                    f"table {table_name}: snapshot {snapshot_id} writes only the columns "
+                    f"{', '.join(columns)} (data-evolution.enabled: a partial-column commit, "
+                    f"file {file.file_name}); a change feed cannot deliver it as rows without "
+                    f"changing values. Read the table's state instead (start='latest-full', "
+                    f"or a batch read) after such commits"
+                )

@@ -608,6 +608,8 @@ class Planner:
         removed: Sequence[Any] = (),
     ) -> FeedBatch:
         """A batch read by ``planner``, the planner of ``snapshot``'s schema."""
+        if kind != "full":
+            _exact.refuse_partial_column_changes(self.table_name, plan.splits(), snapshot.id)
         return FeedBatch(
             table=self.table_name,
             snapshot_id=snapshot.id,
