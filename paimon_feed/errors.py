@@ -41,6 +41,7 @@ __all__ = [
     "InvalidStartError",
     "InvalidConsumerIdError",
     "MissingDependencyError",
+    "install_hint",
     "TableNotFoundError",
     "CheckpointError",
     "CheckpointConflictError",
@@ -85,6 +86,16 @@ class InvalidConsumerIdError(ConfigurationError):
 
 class MissingDependencyError(ConfigurationError, ImportError):
     """An optional integration was used without its extra installed; the message says which."""
+
+
+def install_hint(extra: str) -> str:
+    """How to install an extra: paimon-feed is installed from a checkout (or a wheel built
+    from one), not from a package index.
+
+    >>> install_hint("s3")
+    'install the [s3] extra: pip install ".[s3]" in a paimon-feed checkout (or the wheel with [s3])'
+    """
+    return f'install the [{extra}] extra: pip install ".[{extra}]" in a paimon-feed checkout (or the wheel with [{extra}])'
 
 
 class TableNotFoundError(FeedError, LookupError):

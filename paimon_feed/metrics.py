@@ -1,4 +1,4 @@
-"""Prometheus metrics for change feeds (``pip install 'paimon-feed[metrics]'``).
+"""Prometheus metrics for change feeds (the ``[metrics]`` extra).
 
 A :class:`FeedCollector` reads each feed's :meth:`~paimon_feed.ChangeFeed.metrics` when
 Prometheus scrapes, so the figures live in one place, the feed. The one exception is the
@@ -31,7 +31,7 @@ import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from paimon_feed.errors import ConfigurationError, MissingDependencyError
+from paimon_feed.errors import ConfigurationError, MissingDependencyError, install_hint
 
 if TYPE_CHECKING:
     from paimon_feed.feed import ChangeFeed, FeedMetrics
@@ -41,7 +41,7 @@ __all__ = ["FeedCollector", "METRICS", "LATENCY_BUCKETS_SECONDS", "serve_metrics
 
 logger = logging.getLogger(__name__)
 
-_INSTALL_HINT = "pip install 'paimon-feed[metrics]'"
+_INSTALL_HINT = install_hint("metrics")
 
 # Delivery latency runs from a few milliseconds (inotify) through a second (polling) to
 # minutes (a catch-up after downtime).
@@ -84,7 +84,7 @@ def _prometheus() -> Any:
         import prometheus_client.core  # noqa: F401 - the metric families
     except ImportError as exc:
         raise MissingDependencyError(
-            f"Prometheus metrics need prometheus-client; install it with: {_INSTALL_HINT}"
+            f"Prometheus metrics need prometheus-client; {_INSTALL_HINT}"
         ) from exc
     return prometheus_client
 

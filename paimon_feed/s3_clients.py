@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlparse
 
-from paimon_feed.errors import MissingDependencyError
+from paimon_feed.errors import MissingDependencyError, install_hint
 
 __all__ = [
     "ENDPOINT_VARIABLES",
@@ -208,7 +208,7 @@ def s3_client_for_options(
         from cachetools import TTLCache
     except ImportError as exc:
         raise MissingDependencyError(
-            f"{purpose} needs boto3; install it with: pip install 'paimon-feed[s3]'"
+            f"{purpose} needs boto3; {install_hint('s3')}"
         ) from exc
     settings = (*_s3_client_settings(options), _retries())
     with _clients_lock:

@@ -134,7 +134,7 @@ def test_a_removed_feed_is_no_longer_reported_nor_observed(append_table):
 
 def test_without_prometheus_client_the_error_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "prometheus_client", None)  # makes the import fail
-    with pytest.raises(MissingDependencyError, match=r"paimon-feed\[metrics\]"):
+    with pytest.raises(MissingDependencyError, match=r"install the \[metrics\] extra: pip install \"\.\[metrics\]\""):
         FeedCollector()
 
 

@@ -165,7 +165,7 @@ def _add_tail_arguments(tail: argparse.ArgumentParser) -> None:
     tail.add_argument(
         "--metrics-port", type=int, metavar="PORT",
         help="serve Prometheus metrics on http://ADDRESS:PORT/metrics while tailing (0: a free "
-        "port, named on stderr); needs pip install 'paimon-feed[metrics]'",
+        "port, named on stderr); needs the [metrics] extra",
     )
     tail.add_argument(
         "--metrics-address", default="0.0.0.0", metavar="ADDRESS",

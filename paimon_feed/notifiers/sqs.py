@@ -40,7 +40,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from paimon_feed.errors import ConfigurationError, MissingDependencyError, NotifierError
+from paimon_feed.errors import ConfigurationError, MissingDependencyError, NotifierError, install_hint
 from paimon_feed.notifiers.base import Notifier, Subscription
 from paimon_feed.notifiers.events import MalformedMessageError, parse_message
 
@@ -84,7 +84,7 @@ def _import_aiobotocore() -> tuple[Any, Any]:
         from aiobotocore.session import get_session
     except ImportError as exc:
         raise MissingDependencyError(
-            "SqsNotifier needs aiobotocore; install it with: pip install 'paimon-feed[s3]'"
+            f"SqsNotifier needs aiobotocore; {install_hint('s3')}"
         ) from exc
     return get_session, AioConfig
 

@@ -58,7 +58,7 @@ import logging
 import os
 from typing import Any
 
-from paimon_feed.errors import SparkNotInstalledError
+from paimon_feed.errors import SparkNotInstalledError, install_hint
 from paimon_feed.spark.options import FORMAT_NAME
 
 __all__ = [
@@ -74,7 +74,7 @@ logger = logging.getLogger(__name__)
 #: Spark's switch from TCP to Unix domain sockets between the JVM and its Python workers.
 UNIX_SOCKETS_CONF = "spark.python.unix.domain.socket.enabled"
 
-_INSTALL_HINT = "pip install 'paimon-feed[spark]'"
+_INSTALL_HINT = install_hint("spark")
 
 
 def _source_module():

@@ -22,6 +22,7 @@ import logging
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from paimon_feed.errors import install_hint
 from paimon_feed.spark import SparkNotInstalledError
 
 try:
@@ -41,7 +42,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised by a subprocess test
     raise SparkNotInstalledError(
         "the paimon_feed Spark source needs PySpark 4.2 or newer (Python Data Source API with "
-        "read limits): pip install 'paimon-feed[spark]'"
+        "read limits): " + install_hint("spark")
     ) from exc
 
 from paimon_feed.spark.offsets import FeedOffset

@@ -14,7 +14,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from paimon_feed.errors import ConfigurationError, TableNotFoundError
+from paimon_feed.errors import ConfigurationError, TableNotFoundError, install_hint
 from paimon_feed.spark.options import InvalidOptionError, SourceOptions
 from paimon_feed.tables import check_reachable, open_table, read_table_schema
 
@@ -74,5 +74,5 @@ def check_notifier(options: SourceOptions, table_url: str) -> None:
     except ImportError as exc:
         raise InvalidOptionError(
             f"option notifier={options.notifier!r} needs the [s3] extra: "
-            f"pip install 'paimon-feed[s3]' ({exc})"
+            f"{install_hint('s3')} ({exc})"
         ) from exc

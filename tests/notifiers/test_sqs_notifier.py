@@ -422,7 +422,7 @@ def test_missing_aiobotocore_says_which_extra_to_install(monkeypatch):
     for module in ("aiobotocore", "aiobotocore.session", "aiobotocore.config"):
         monkeypatch.setitem(sys.modules, module, None)
 
-    with pytest.raises(MissingDependencyError, match=r"pip install 'paimon-feed\[s3\]'") as raised:
+    with pytest.raises(MissingDependencyError, match=r'pip install "\.\[s3\]" in a paimon-feed checkout') as raised:
         SqsNotifier("https://sqs.us-east-1.amazonaws.com/123456789012/q")
 
     assert isinstance(raised.value, ImportError)

@@ -155,7 +155,7 @@ def test_missing_pyspark_raises_an_import_error_with_the_install_hint():
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
     )
     assert result.stdout.startswith("SparkNotInstalledError")
-    assert "pip install 'paimon-feed[spark]'" in result.stdout
+    assert 'pip install ".[spark]" in a paimon-feed checkout' in result.stdout
 
 
 def test_an_unreachable_s3_endpoint_fails_at_load_naming_the_option():
