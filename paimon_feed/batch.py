@@ -12,6 +12,13 @@ names, added columns present, widened types exact). A schema change is a batch b
 
 Times: ``commit_time_ms`` is the writer's commit time (epoch milliseconds, from the snapshot
 file); ``detected_at`` and ``planned_at`` are epoch seconds (``time.time()``) on this machine.
+
+What a batch is: its fields are frozen, but it is not a plain value. It carries the plan
+pypaimon made (``plan``, ``splits``) and the reader its planner bound to it, so ``to_arrow()``
+reads exactly what was planned, with that snapshot's schema. It lives as long as the table's
+files it names: read it before the snapshots it covers expire. ``to_dict()`` gives the part
+that is a value (ids, kind, times) for logs and JSON; a batch is not rebuilt from that, it is
+planned again (the Spark source plans from its offsets, which are values).
 """
 
 from __future__ import annotations
@@ -155,8 +162,8 @@ class FeedBatch:
     def _read(self):
         if self._reader is None:
             raise TypeError(
-                f"batch for table {self.table} snapshot {self.snapshot_id} has no reader "
-                f"(it was rebuilt from JSON); plan it again with a Planner to read data"
+                f"batch for table {self.table} snapshot {self.snapshot_id} has no reader: it "
+                f"was made without a planner; read batches a Planner or a feed planned"
             )
         return self._reader
 
