@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -37,8 +36,9 @@ from paimon_feed.errors import (
     UnsupportedTableError,
     as_feed_error,
 )
-from paimon_feed.planner import _exact, _manifests, _scan, _schemas, _snapshots
+from paimon_feed.planner import _exact, _manifests, _scan, _snapshots
 from paimon_feed.planner._objects import MetadataFiles
+from paimon_feed.planner.schemas import SchemaPlanners, check_readable
 from paimon_feed.planner.timeline import Timeline
 from paimon_feed.start import StartSpec, parse_end, parse_start
 from paimon_feed.tables import check_data_table
@@ -194,13 +194,12 @@ class Planner:
         self.overwrite = overwrite
         self.overwrites_skipped = 0
         self._last_overwrite_seen = 0
-        # Columns the caller named, by field id, so they can be followed through renames.
-        self._projection_ids = (
-            _schemas.field_ids(table, self.projection) if self.projection is not None else None
+        self.schemas = SchemaPlanners(
+            table, projection=self.projection, predicate=predicate, buckets=self.buckets,
+            include_row_kind=include_row_kind, manifests=self.manifests,
+            reads_in_flight=self.reads_in_flight,
+            prefetch=self.reads_in_flight > _READS_IN_FLIGHT_LOCAL,
         )
-        self._predicate_ids = _schemas.field_ids(table, _schemas.predicate_columns(predicate))
-        self._schemas: dict[int, _scan.SchemaPlanner] = {}
-        self._schemas_lock = threading.Lock()
         base = self._schema_planner(table.table_schema.id)  # validates projection and predicate
         self.mode: BatchKind = base.mode
         if overwrite == "read" and _exact.FULL in base.refused:
@@ -244,53 +243,7 @@ class Planner:
     # Schemas.
     def _schema_planner(self, schema_id: int) -> _scan.SchemaPlanner:
         """The planner of one schema, with the feed's columns mapped to it by field id."""
-        with self._schemas_lock:
-            planner = self._schemas.get(schema_id)
-            if planner is not None:
-                return planner
-            table = _schemas.table_at_schema(self.table, schema_id)
-            if table is None:
-                raise UnsupportedTableError(
-                    f"table {self.table_name}: schema {schema_id} (schema/schema-{schema_id}) "
-                    f"does not exist, but a snapshot was committed with it"
-                )
-            names = {field.id: field.name for field in table.table_schema.fields}
-            projection = None
-            if self._projection_ids is not None:
-                projection = [names[i] for i in self._projection_ids.values() if i in names]
-                dropped = [n for n, i in self._projection_ids.items() if i not in names]
-                if dropped:
-                    logger.warning(
-                        "table %s: projected columns %s do not exist in schema %d; its batches "
-                        "come without them", self.table_name, dropped, schema_id,
-                    )
-                if not projection:
-                    raise ConfigurationError(
-                        f"table {self.table_name}: none of the projected columns "
-                        f"{self.projection} exists in schema {schema_id} (dropped?); restart "
-                        f"the feed with a projection of that schema's columns"
-                    )
-            # A column the schema lacks (added later, or dropped) is null in all its rows.
-            predicate = _schemas.rename_predicate(
-                self.predicate,
-                {n: names[i] for n, i in self._predicate_ids.items() if i in names},
-                table,
-            )
-            planner = _scan.SchemaPlanner(
-                table,
-                projection=projection,
-                predicate=predicate,
-                buckets=self.buckets,
-                include_row_kind=self.include_row_kind,
-                manifests=self.manifests,
-                reads_in_flight=self.reads_in_flight,
-                prefetch=self.reads_in_flight > _READS_IN_FLIGHT_LOCAL,
-            )
-            # Every feed reads changes: a schema whose changes cannot be read exactly is
-            # refused as soon as it is met (for the table's schema: at construction).
-            self._check_readable(planner, _exact.CHANGES)
-            self._schemas[schema_id] = planner
-            return planner
+        return self.schemas.get(schema_id)
 
     def check_start(self, start: StartSpec) -> None:
         """Raise :class:`UnsupportedTableError` if ``start`` begins with a batch this table's
@@ -301,9 +254,7 @@ class Planner:
 
     @staticmethod
     def _check_readable(planner: _scan.SchemaPlanner, kind: str) -> None:
-        reason = planner.refused.get(kind)
-        if reason is not None:
-            raise UnsupportedTableError(reason)
+        check_readable(planner, kind)
 
     def arrow_schema(self, schema_id: int | None = None) -> Any:
         """The Arrow schema batches of ``schema_id`` (default: the table's) are read with."""
