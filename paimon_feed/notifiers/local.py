@@ -166,12 +166,14 @@ class LocalNotifier(Notifier):
         return True
 
     def _add_watch(self, path: str, tag: Any) -> _inotify.Watch:
+        assert self._watcher is not None  # _open_watcher() succeeded first
         watch = self._watcher.add(path, self._sink, tag=tag)
         self._live_watches[id(watch)] = watch
         return watch
 
     def _remove_watch(self, watch: _inotify.Watch) -> None:
         self._live_watches.pop(id(watch), None)
+        assert self._watcher is not None  # watches exist only while it is open
         self._watcher.remove(watch)
 
     async def ready(self) -> None:
@@ -251,6 +253,7 @@ class LocalNotifier(Notifier):
         table.retry_delay = min(
             self.max_retry_interval, max(self.retry_interval, table.retry_delay * 2)
         )
+        assert self._loop is not None  # set by _open_watcher(), before any watch
         table.retry = self._loop.call_later(table.retry_delay, self._retry, table)
 
     def _retry(self, table: _TableWatch) -> None:
@@ -338,6 +341,7 @@ class LocalNotifier(Notifier):
                 warehouse.retry_delay = min(
                     self.max_retry_interval, max(self.retry_interval, warehouse.retry_delay * 2)
                 )
+                assert self._loop is not None  # set by _open_watcher(), before any watch
                 warehouse.retry = self._loop.call_later(
                     warehouse.retry_delay, self._retry_warehouse, warehouse
                 )
@@ -363,6 +367,7 @@ class LocalNotifier(Notifier):
     def _on_warehouse_event(self, warehouse: _WarehouseWatch, event: _inotify.InotifyEvent) -> None:
         if warehouse not in self._warehouses:
             return
+        assert event.watch is not None  # _on_events handles a queue overflow (no watch) itself
         if event.dead:
             warehouse.watches.pop(event.watch.path, None)
             if event.watch.path == warehouse.root:
