@@ -29,7 +29,7 @@ import bisect
 import logging
 import threading
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from paimon_feed.errors import ConfigurationError, MissingDependencyError, install_hint
 
@@ -133,8 +133,8 @@ class FeedCollector:
         """Report ``feed`` from now on: a :class:`~paimon_feed.ChangeFeed`, or a
         :class:`~paimon_feed.WarehouseFeed` (a series per table it follows, as tables come and
         go)."""
-        if hasattr(feed, "table_feeds"):
-            self._add_warehouse(feed)
+        if hasattr(feed, "table_feeds"):  # a WarehouseFeed: only it has table_feeds
+            self._add_warehouse(cast("WarehouseFeed", feed))
             return
         key = (feed.table_name, feed.consumer_id or "")
         histogram = _Histogram(LATENCY_BUCKETS_SECONDS)
@@ -181,11 +181,11 @@ class FeedCollector:
                     entry[2]()
                     return
             key = (feed.table_name, feed.consumer_id or "")
-            entry = self._feeds.get(key)
-            if entry is None or entry[0] is not feed:
+            single = self._feeds.get(key)
+            if single is None or single[0] is not feed:
                 return
             del self._feeds[key]
-        entry[2]()
+        single[2]()
 
     def describe(self) -> list:
         """Nothing: the series depend on the feeds added, so the registry must not cache them."""

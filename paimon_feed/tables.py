@@ -80,7 +80,7 @@ def _system_table_error(name: str, suffix: str) -> ConfigurationError:
 def check_data_table(table: Any) -> None:
     """Raise :class:`ConfigurationError` unless ``table`` is a pypaimon data table (a system
     table such as ``db.t$snapshots`` is a read-only view without snapshots to follow)."""
-    identifier = getattr(table, "identifier", None)
+    identifier: Any = getattr(table, "identifier", None)  # a pypaimon Identifier, untyped
     name = identifier.get_full_name() if hasattr(identifier, "get_full_name") else str(table)
     suffix = _system_table_suffix(name.rsplit(".", 1)[-1])
     if suffix is not None or not hasattr(table, "table_schema"):

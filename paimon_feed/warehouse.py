@@ -223,8 +223,10 @@ class WarehouseFeed:
         if self.auto_commit and self._last_yielded is not None:
             await self.commit(self._last_yielded)
             self._last_yielded = None
+        queue = self._queue
+        assert queue is not None  # start() made it
         while not self._finished:
-            item = await self._queue.get()
+            item = await queue.get()
             if isinstance(item, _Done):
                 self._finished = True
             elif isinstance(item, _Failure):
@@ -334,12 +336,15 @@ class WarehouseFeed:
         from paimon_feed.tables import open_table
 
         table = open_table(self.warehouse, name, catalog=self._catalog)
+        assert self._notifier is not None  # start() opened it before following any table
         return ChangeFeed(table, start=start, notifier=self._notifier, **self._feed_options)
 
     async def _pump(self, table: _Table) -> None:
+        queue = self._queue
+        assert queue is not None  # start() made it before following any table
         try:
             async for batch in table.feed:
-                await self._queue.put((table, batch))
+                await queue.put((table, batch))
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - the table error policy decides
@@ -347,7 +352,7 @@ class WarehouseFeed:
             return
         table.ended = True
         if all(t.ended or t.closed for t in self._tables.values()):
-            await self._queue.put(_Done())
+            await queue.put(_Done())
 
     async def _table_failed(self, name: str, table: _Table | None, exc: BaseException) -> None:
         if table is not None and not await self._still_exists(table):
@@ -360,6 +365,7 @@ class WarehouseFeed:
             if table is not None:
                 await self._end_table(table, None)
             return
+        assert self._queue is not None  # start() made it before following any table
         await self._queue.put(_Failure(exc))
 
     async def _still_exists(self, table: _Table) -> bool:
@@ -387,6 +393,8 @@ class WarehouseFeed:
 
 class SyncWarehouseFeed(SyncChangeFeed):
     """Blocking use of a :class:`WarehouseFeed` (see :class:`~paimon_feed.SyncChangeFeed`)."""
+
+    _feed: WarehouseFeed
 
     def tables(self) -> list[str]:
         return self._feed.tables()

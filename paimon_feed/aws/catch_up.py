@@ -25,6 +25,9 @@ DEFAULT_DEADLINE_MARGIN_MS = 10_000
 DEFAULT_DEADLINE_FRACTION = 0.25
 
 
+_Status = Literal["done", "failed", "unfinished", "skipped"]
+
+
 @dataclass(frozen=True)
 class TableOutcome:
     """What happened to one table in one invocation.
@@ -34,7 +37,7 @@ class TableOutcome:
     """
 
     table: str
-    status: Literal["done", "failed", "unfinished", "skipped"]
+    status: _Status
     batches: int = 0
     next_snapshot_id: int | None = None
     error: str | None = None
@@ -120,7 +123,7 @@ class _Delivered:
         self.latencies_ms.append(max(0.0, handed_at_ms - batch.commit_time_ms))
 
     def outcome(
-        self, name: str, status: str, table: Any = None, *, error: str | None = None
+        self, name: str, status: _Status, table: Any = None, *, error: str | None = None
     ) -> TableOutcome:
         """The table's outcome; with ``table``, its lag is read from the latest snapshot id
         (a table that caught up without losing a checkpoint race has none by construction)."""
@@ -196,6 +199,7 @@ def _catch_up(
     check_expiry = True
     while True:
         next_id = progress.next_snapshot_id
+        assert next_id is not None  # set by the resume or restart above, and by every round
         if deadline.reached():
             logger.warning(
                 "table %s: stopped at snapshot %d after %d batches, %s ms left is under the "

@@ -14,10 +14,13 @@ import datetime
 import json
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from paimon_feed.cli.parser import EXIT_OK, note
 from paimon_feed.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from paimon_feed.consumers import ConsumerInfo
 
 __all__ = ["run_consumers"]
 
@@ -77,7 +80,7 @@ def _run_consumers_warehouse(args: argparse.Namespace) -> int:
     options = dict(args.catalog_option)
     check_reachable(args.warehouse, options)
     catalog = open_catalog(args.warehouse, options)
-    found = []
+    found: list[tuple[str, ConsumerInfo]] = []
     for name in list_tables(catalog, TableSelector(None)):
         table = open_table(args.warehouse, name, catalog=catalog)
         found.extend((name, consumer) for consumer in list_consumers(table))
@@ -152,6 +155,7 @@ def _reset(table: Any, args: argparse.Namespace) -> None:
             f"has not read, until it is deleted"
         )
     if plan.past_expired and not args.yes:
+        assert plan.earliest_snapshot_id is not None  # past_expired means there is one
         if plan.creates:
             verb, move = "create", f"create consumer {args.consumer_id} at snapshot {plan.next_snapshot_id}"
         else:

@@ -125,18 +125,19 @@ def _typed(row_filter: RowFilter, arrow_type: Any) -> Any:
         if text.lower() not in ("true", "false"):
             raise ConfigurationError(f"{where}; {text!r} is not a valid boolean: use true or false")
         return text.lower() == "true"
-    parse = _PARSERS.get(_kind(arrow_type))
-    if parse is None:
+    kind = _kind(arrow_type)
+    parse = None if kind is None else _PARSERS.get(kind)
+    if kind is None or parse is None:
         raise ConfigurationError(f"{where}; filters work on numbers, strings, booleans, dates and times")
     try:
         value = parse(text, arrow_type)
         # The column's own type decides: an int8 takes no 300, a decimal(10,2) no 5.123.
         scalar = pa.scalar(value, type=arrow_type)
     except (ValueError, ArithmeticError, TypeError, pa.ArrowException) as exc:
-        hint = _HINTS.get(_kind(arrow_type), "")
+        hint = _HINTS.get(kind, "")
         raise ConfigurationError(f"{where}; {text!r} is not a valid value for it{hint} ({exc})") from None
     typed = scalar.as_py()
-    if _kind(arrow_type) == "timestamp" and typed != value:
+    if kind == "timestamp" and typed != value:
         raise ConfigurationError(f"{where}; {text!r} is finer than the column's precision")
     return typed
 

@@ -287,9 +287,10 @@ async def until_signalled(coroutine: Any) -> int:
     and gives 130 or 143. A second signal acts as if no handler were installed."""
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
-    received: list[int] = []
+    assert task is not None  # awaited, so inside a task
+    received: list[signal.Signals] = []
 
-    def on_signal(signum: int) -> None:
+    def on_signal(signum: signal.Signals) -> None:
         received.append(signum)
         loop.remove_signal_handler(signum)  # the next one interrupts as usual
         task.cancel()

@@ -173,7 +173,7 @@ def _check_range(table: Any, args: argparse.Namespace, end: StartPosition, store
     # was committed after): reading "up to now" then has nothing to read. A start the user
     # names as a snapshot, a tag or a future time is after an earlier end, though.
     named = start.kind in ("snapshot", "tag", "earliest") or (
-        start.kind == "time" and start.timestamp_ms > now_ms
+        start.kind == "time" and start.timestamp_ms is not None and start.timestamp_ms > now_ms
     )
     if end_id < first - 1 or (named and end_id < first):
         raise InvalidStartError(
@@ -188,8 +188,9 @@ def _check_range(table: Any, args: argparse.Namespace, end: StartPosition, store
 def _resolve_end(planner: Any, text: str, end: StartPosition, now_ms: int) -> int:
     """The snapshot id ``--to`` names: for a time, the last snapshot committed at or before it."""
     if end.kind == "snapshot":
+        assert end.snapshot_id is not None  # parse_start sets it for a snapshot
         return end.snapshot_id
-    if end.kind == "time" and end.timestamp_ms > now_ms:
+    if end.kind == "time" and end.timestamp_ms is not None and end.timestamp_ms > now_ms:
         raise InvalidStartError(
             f"--to {text} is in the future: give a time that has passed, or a snapshot id to "
             f"wait for"

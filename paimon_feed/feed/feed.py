@@ -303,10 +303,12 @@ class ChangeFeed:
             await self.commit(self._last_yielded)
         if self._finished or self._closed:
             raise StopAsyncIteration
-        item = await self._queue.get()
+        queue = self._queue
+        assert queue is not None  # start() made it
+        item = await queue.get()
         if isinstance(item, Closed):
-            if not self._queue.full():
-                self._queue.put_nowait(item)  # for the next waiting consumer
+            if not queue.full():
+                queue.put_nowait(item)  # for the next waiting consumer
             raise StopAsyncIteration
         if self._closed:
             raise StopAsyncIteration  # planned before close(), left uncommitted
@@ -356,6 +358,7 @@ class ChangeFeed:
             raise ConfigurationError(
                 f"batch of table {batch.table} committed to the feed of {self.table_name}"
             )
+        assert self._commit_lock is not None, "commit() needs a started feed"
         async with self._commit_lock:
             target = batch.next_snapshot_id
             if self._committed_next is not None and target <= self._committed_next:
@@ -387,7 +390,8 @@ class ChangeFeed:
         lag_snapshots = max(0, (latest or 0) - (delivered_id or 0)) if latest is not None else 0
         lag_ms = 0.0
         if self._queue is not None and not self._queue.empty():
-            oldest = self._queue._queue[0]  # noqa: SLF001 - read-only peek at the oldest batch
+            # A read-only peek at the oldest batch; typeshed does not declare Queue._queue.
+            oldest = self._queue._queue[0]  # type: ignore[attr-defined]  # noqa: SLF001
             if isinstance(oldest, FeedBatch):
                 lag_ms = max(0.0, time.time() * 1000 - oldest.commit_time_ms)
         p50, p99 = stats.latency_percentiles()

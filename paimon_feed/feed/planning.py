@@ -12,7 +12,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from paimon_feed.batch import FeedBatch
 from paimon_feed.errors import HistoryRewrittenError, SnapshotExpiredError, StorageError
@@ -22,6 +22,8 @@ from paimon_feed.progress import RETRY, Progress, Resumed
 from paimon_feed.start import StartPosition
 
 __all__ = ["Planning", "Position", "Done", "Closed", "Failure"]
+
+_T = TypeVar("_T")
 
 logger = logging.getLogger("paimon_feed.feed")
 
@@ -85,6 +87,8 @@ class Planning:
     async def run(self, position: Position) -> None:
         """Plan and publish until the end snapshot, a failure (parked on the queue) or
         cancellation."""
+        queue = self.queue
+        assert queue is not None  # attach() comes first
         try:
             next_id = await self._first_batch(position)
             covered_from = next_id
@@ -94,7 +98,7 @@ class Planning:
             while True:
                 if self._end is not None and next_id > self._end:
                     logger.info("feed for %s reached end snapshot %d", self.table_name, self._end)
-                    await self.queue.put(Done())
+                    await queue.put(Done())
                     return
                 self.subscription.expect(next_id)
                 # Hints that came in while publishing are covered by this round.
@@ -142,7 +146,7 @@ class Planning:
             raise
         except Exception as exc:
             logger.error("feed for %s failed: %s", self.table_name, exc)
-            await self.queue.put(Failure(exc))
+            await queue.put(Failure(exc))
 
     async def initial_position(self) -> Position:
         """Where planning starts: the checkpoint if there is one (checked against the table),
@@ -242,7 +246,7 @@ class Planning:
             await self._publish(batch)
         return next_id
 
-    async def _storage(self, call):
+    async def _storage(self, call: Callable[[], _T]) -> _T:
         """Run a blocking storage call in a thread, retrying transient storage errors
         (:data:`paimon_feed.progress.RETRY`)."""
         attempt = 0
@@ -264,6 +268,7 @@ class Planning:
         )
         self.stats.batches_planned += 1
         self.stats.note_latest(batch.snapshot_id)
+        assert self.queue is not None  # attach() comes first
         await self.queue.put(batch)
 
     async def _wait(self, next_id: int) -> Any:

@@ -9,7 +9,7 @@ import threading
 import warnings
 import weakref
 from collections.abc import Coroutine, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from paimon_feed.batch import FeedBatch
 from paimon_feed.errors import FeedClosedError
@@ -21,6 +21,23 @@ if TYPE_CHECKING:
 __all__ = ["SyncChangeFeed"]
 
 logger = logging.getLogger("paimon_feed.feed")
+
+
+class _AsyncFeed(Protocol):
+    """What a sync feed drives: a :class:`ChangeFeed`, or a
+    :class:`~paimon_feed.WarehouseFeed` (through :class:`~paimon_feed.SyncWarehouseFeed`)."""
+
+    @property
+    def table_name(self) -> str: ...
+    @property
+    def _started(self) -> bool: ...
+    @property
+    def _closed(self) -> bool: ...
+    async def start(self) -> None: ...
+    async def __anext__(self) -> FeedBatch: ...
+    async def commit(self, batch: FeedBatch) -> None: ...
+    async def close(self) -> None: ...
+    def metrics(self) -> Any: ...
 
 
 def _run_loop(loop: asyncio.AbstractEventLoop) -> None:
@@ -52,14 +69,14 @@ def _run_loop(loop: asyncio.AbstractEventLoop) -> None:
             loop.close()
 
 
-async def _close_and_stop(feed: ChangeFeed) -> None:
+async def _close_and_stop(feed: _AsyncFeed) -> None:
     try:
         await feed.close()
     finally:
         asyncio.get_running_loop().stop()
 
 
-def _release_abandoned_sync(feed: ChangeFeed, loop: asyncio.AbstractEventLoop) -> None:
+def _release_abandoned_sync(feed: _AsyncFeed, loop: asyncio.AbstractEventLoop) -> None:
     """Finalizer of a :class:`SyncChangeFeed` dropped without ``close()``: warn, then close the
     feed and stop the loop thread. It does not wait, since it may run on any thread."""
     if feed._started and not feed._closed:
@@ -98,8 +115,8 @@ class SyncChangeFeed:
     # next batch arrived, which on an idle table is never.
     _WAIT_SLICE = 0.2  # seconds
 
-    def __init__(self, feed: ChangeFeed) -> None:
-        self._feed = feed
+    def __init__(self, feed: ChangeFeed | _AsyncFeed) -> None:
+        self._feed: _AsyncFeed = feed
         self._closed = False
         self._close_lock = threading.Lock()
         self._loop = asyncio.new_event_loop()

@@ -132,6 +132,7 @@ def parse_lambda_event(
     kind = _record_source(first) if isinstance(first, Mapping) else None
     if kind not in ("aws:sqs", "aws:sns"):
         return [(None, _hints(event, source, buckets, stamp, depth=0))]
+    assert isinstance(records, list)  # its first record named the source
 
     pairs: list[tuple[str | None, list[SnapshotHint]]] = []
     for record in records:

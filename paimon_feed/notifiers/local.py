@@ -23,6 +23,7 @@ import asyncio
 import errno
 import logging
 import os
+import threading
 import time
 import weakref
 from collections.abc import Callable
@@ -160,18 +161,19 @@ class LocalNotifier(Notifier):
         # The shared watcher holds this notifier only weakly: one never closed (its feed
         # abandoned, its loop ended) is collected, and then gives its watches back.
         self._sink = _WeakSink(weakref.ref(self))
-        self._released = weakref.finalize(
-            self, _release_abandoned, self._watcher, self._live_watches
-        )
+        self._lease = _Lease(self._watcher, self._live_watches)
+        weakref.finalize(self, self._lease.release)
         return True
 
     def _add_watch(self, path: str, tag: Any) -> _inotify.Watch:
+        assert self._watcher is not None  # _open_watcher() succeeded first
         watch = self._watcher.add(path, self._sink, tag=tag)
         self._live_watches[id(watch)] = watch
         return watch
 
     def _remove_watch(self, watch: _inotify.Watch) -> None:
         self._live_watches.pop(id(watch), None)
+        assert self._watcher is not None  # watches exist only while it is open
         self._watcher.remove(watch)
 
     async def ready(self) -> None:
@@ -188,9 +190,8 @@ class LocalNotifier(Notifier):
         for warehouse in list(self._warehouses):
             self._stop_warehouse(warehouse)
         if self._watcher is not None:
-            watcher, self._watcher = self._watcher, None
-            self._released.detach()
-            await asyncio.to_thread(_inotify.release_watcher, watcher)
+            self._watcher = None
+            await asyncio.to_thread(self._lease.release)
         watchers = list(self._watchers.values())
         self._watchers.clear()
         for _, stop in watchers:
@@ -251,6 +252,7 @@ class LocalNotifier(Notifier):
         table.retry_delay = min(
             self.max_retry_interval, max(self.retry_interval, table.retry_delay * 2)
         )
+        assert self._loop is not None  # set by _open_watcher(), before any watch
         table.retry = self._loop.call_later(table.retry_delay, self._retry, table)
 
     def _retry(self, table: _TableWatch) -> None:
@@ -338,6 +340,7 @@ class LocalNotifier(Notifier):
                 warehouse.retry_delay = min(
                     self.max_retry_interval, max(self.retry_interval, warehouse.retry_delay * 2)
                 )
+                assert self._loop is not None  # set by _open_watcher(), before any watch
                 warehouse.retry = self._loop.call_later(
                     warehouse.retry_delay, self._retry_warehouse, warehouse
                 )
@@ -363,6 +366,7 @@ class LocalNotifier(Notifier):
     def _on_warehouse_event(self, warehouse: _WarehouseWatch, event: _inotify.InotifyEvent) -> None:
         if warehouse not in self._warehouses:
             return
+        assert event.watch is not None  # _on_events handles a queue overflow (no watch) itself
         if event.dead:
             warehouse.watches.pop(event.watch.path, None)
             if event.watch.path == warehouse.root:
@@ -470,9 +474,24 @@ class _WeakSink:
             notifier.deliver(events)
 
 
-def _release_abandoned(watcher: _inotify.Watcher, watches: dict[int, _inotify.Watch]) -> None:
-    """A collected, never closed notifier's watches and its share of the watcher."""
-    for watch in list(watches.values()):
-        watcher.remove(watch)
-    watches.clear()
-    _inotify.release_watcher(watcher)
+class _Lease:
+    """One notifier's share of the shared watcher, given back once: by ``close()``, or by the
+    notifier's finalizer when it is collected unclosed. Both can run for one notifier (an
+    abandoned feed's ``__del__`` may revive its notifier to close it after the notifier's weak
+    references were cleared), so giving back is idempotent."""
+
+    def __init__(self, watcher: _inotify.Watcher, watches: dict[int, _inotify.Watch]) -> None:
+        self._watcher = watcher
+        self._watches = watches
+        self._lock = threading.Lock()
+        self._released = False
+
+    def release(self) -> None:
+        with self._lock:
+            if self._released:
+                return
+            self._released = True
+        for watch in list(self._watches.values()):
+            self._watcher.remove(watch)
+        self._watches.clear()
+        _inotify.release_watcher(self._watcher)

@@ -260,7 +260,7 @@ class SqsNotifier(Notifier):
 
     async def _receive_loop(self) -> None:
         async with contextlib.AsyncExitStack() as stack:
-            client = None
+            client: Any = None  # an aiobotocore SQS client (untyped)
             while True:
                 try:
                     if client is None:

@@ -68,6 +68,7 @@ class ConsumerFileWriter:
                 if not new and (self._wanted is None or self._wanted == self.written):
                     return  # closing, everything written
                 target, self._handled, last = self._wanted, self._submitted, self._closing
+                assert target is not None  # a submission set it, or it returned above
                 mark = self._wanted_mark
                 self._writing = True
             try:

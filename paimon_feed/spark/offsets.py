@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, overload
 
 from paimon_feed.errors import InvalidOffsetError, brief_repr
 from paimon_feed.start import MAX_SNAPSHOT_ID
@@ -44,6 +44,10 @@ from paimon_feed.start import MAX_SNAPSHOT_ID
 __all__ = ["FeedOffset", "InvalidOffsetError"]
 
 
+@overload
+def _snapshot_id(data: Mapping[str, Any], key: str, required: Literal[True]) -> int: ...
+@overload
+def _snapshot_id(data: Mapping[str, Any], key: str, required: bool = False) -> int | None: ...
 def _snapshot_id(data: Mapping[str, Any], key: str, required: bool = False) -> int | None:
     value = data.get(key)
     if value is None:

@@ -85,13 +85,14 @@ def pack_splits(
     current: list[bytes] = []
     snapshot_ids: list[int] = []
     row_kinds: list[str | None] = []
-    first = None
-    kind = None
+    first: int | None = None
+    kind: str | None = None
     size = 0
 
     def flush() -> None:
         nonlocal current, snapshot_ids, row_kinds, first, size
         if current:
+            assert first is not None and kind is not None  # set with the first split
             kinds = tuple(row_kinds) if any(row_kinds) else ()
             groups.append(SplitGroup(tuple(current), tuple(snapshot_ids), first, kind, schema_id, kinds))
         current, snapshot_ids, row_kinds, first, size = [], [], [], None, 0

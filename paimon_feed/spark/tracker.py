@@ -42,6 +42,8 @@ from paimon_feed.spark.options import STORAGE_PER_TRIGGER
 if TYPE_CHECKING:
     import asyncio
 
+    from paimon_feed.notifiers.base import Notifier, Subscription
+
 __all__ = ["SnapshotTracker", "tracking_mode"]
 
 logger = logging.getLogger(__name__)
@@ -81,8 +83,8 @@ class _NotifierThread:
         self._failed = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task | None = None
-        self._notifier = None
-        self._subscription = None
+        self._notifier: Notifier | None = None
+        self._subscription: Subscription | None = None
         self._thread = threading.Thread(
             target=self._run, name=f"paimon-feed-spark-notifier-{table_url}", daemon=True
         )
@@ -124,10 +126,10 @@ class _NotifierThread:
 
         self._task = asyncio.current_task()
         try:
-            self._notifier = create_notifier(self.spec, self.table_url, **self.notifier_options)
-            self.source = self._notifier.source
-            self._subscription = self._notifier.subscribe(self.table_url, file_io=self.file_io)
-            await self._notifier.ready()
+            notifier = self._notifier = create_notifier(self.spec, self.table_url, **self.notifier_options)
+            self.source = notifier.source
+            subscription = self._subscription = notifier.subscribe(self.table_url, file_io=self.file_io)
+            await notifier.ready()
         except Exception as exc:
             self._startup_error = exc
             raise
@@ -135,7 +137,7 @@ class _NotifierThread:
             self._ready.set()
         try:
             while True:
-                wake = await self._subscription.wait(None)
+                wake = await subscription.wait(None)
                 with self._lock:
                     self._hinted = self._hinted or wake.hinted or not wake.timed_out
                     self._hints.update(wake.sources)
@@ -144,9 +146,8 @@ class _NotifierThread:
                     ):
                         self._max_snapshot_id = wake.max_snapshot_id
         finally:
-            if self._subscription is not None:
-                self._subscription.close()
-            await self._notifier.close()
+            subscription.close()
+            await notifier.close()
 
     @property
     def healthy(self) -> bool:
