@@ -25,6 +25,7 @@ import select
 import struct
 import sys
 import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -304,3 +305,38 @@ def release_watcher(watcher: Watcher) -> None:
     with _shared_lock:
         if watcher._release() and _shared is watcher:
             _shared = None
+
+
+class WeakSink:
+    """Hands events to a notifier while it lives (see :meth:`LocalNotifier._open_watcher`)."""
+
+    def __init__(self, notifier: weakref.ref) -> None:
+        self._notifier = notifier
+
+    def deliver(self, events: list[InotifyEvent]) -> None:
+        notifier = self._notifier()
+        if notifier is not None:
+            notifier.deliver(events)
+
+
+class Lease:
+    """One notifier's share of the shared watcher, given back once: by ``close()``, or by the
+    notifier's finalizer when it is collected unclosed. Both can run for one notifier (an
+    abandoned feed's ``__del__`` may revive its notifier to close it after the notifier's weak
+    references were cleared), so giving back is idempotent."""
+
+    def __init__(self, watcher: Watcher, watches: dict[int, Watch]) -> None:
+        self._watcher = watcher
+        self._watches = watches
+        self._lock = threading.Lock()
+        self._released = False
+
+    def release(self) -> None:
+        with self._lock:
+            if self._released:
+                return
+            self._released = True
+        for watch in list(self._watches.values()):
+            self._watcher.remove(watch)
+        self._watches.clear()
+        release_watcher(self._watcher)

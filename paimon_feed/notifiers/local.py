@@ -23,17 +23,14 @@ import asyncio
 import errno
 import logging
 import os
-import threading
 import time
 import weakref
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
-
-from watchfiles import Change, awatch
 
 from paimon_feed._layout import DATABASE_SUFFIX, SNAPSHOT_DIR, local_path
 from paimon_feed.notifiers import _inotify
+from paimon_feed.notifiers._watchfiles import watch_table
 from paimon_feed.notifiers.base import (
     Notifier,
     SnapshotHint,
@@ -160,8 +157,8 @@ class LocalNotifier(Notifier):
             return False
         # The shared watcher holds this notifier only weakly: one never closed (its feed
         # abandoned, its loop ended) is collected, and then gives its watches back.
-        self._sink = _WeakSink(weakref.ref(self))
-        self._lease = _Lease(self._watcher, self._live_watches)
+        self._sink = _inotify.WeakSink(weakref.ref(self))
+        self._lease = _inotify.Lease(self._watcher, self._live_watches)
         weakref.finalize(self, self._lease.release)
         return True
 
@@ -402,7 +399,12 @@ class LocalNotifier(Notifier):
         stop, watching = asyncio.Event(), asyncio.Event()
         self._watching[key] = watching
         task = asyncio.get_running_loop().create_task(
-            self._watchfiles(key, stop, watching), name=f"paimon-feed-local-{key}"
+            watch_table(
+                key, self._dispatch, stop, watching, debounce_ms=self.debounce_ms,
+                step_ms=self.step_ms, force_polling=self.force_polling,
+                on_failure=lambda reason: self._set_healthy(False, reason),
+            ),
+            name=f"paimon-feed-local-{key}",
         )
         self._watchers[key] = (task, stop)
 
@@ -413,85 +415,3 @@ class LocalNotifier(Notifier):
         self._watching.pop(key, None)
         stop.set()
         task.cancel()
-
-    async def _watchfiles(self, key: str, stop: asyncio.Event, watching: asyncio.Event) -> None:
-        table_dir = Path(local_path(key))
-        snapshot_dir = table_dir / SNAPSHOT_DIR
-        try:
-            while not stop.is_set():
-                target = snapshot_dir if snapshot_dir.is_dir() else table_dir
-                watching.set()
-                moved = False
-                async for changes in awatch(
-                    target, watch_filter=_snapshot_filter(str(snapshot_dir)),
-                    debounce=self.debounce_ms, step=self.step_ms, stop_event=stop,
-                    recursive=False, force_polling=self.force_polling,
-                ):
-                    detected_at = time.time()
-                    for _, path in sorted(changes, key=lambda change: change[1]):
-                        if path == str(snapshot_dir):
-                            moved = target != snapshot_dir
-                            continue
-                        snapshot_id = snapshot_id_from_name(os.path.basename(path))
-                        self._dispatch(SnapshotHint(key, snapshot_id, self.source, detected_at))
-                    if moved:
-                        self._dispatch(SnapshotHint(key, None, self.source, detected_at))
-                        break
-                if not moved:
-                    return
-        except asyncio.CancelledError:
-            stop.set()
-            raise
-        except Exception:
-            # A dead watcher must not take the feed down: the reconcile check still finds
-            # every snapshot, only later. Say so loudly and report the notifier unhealthy.
-            logger.exception("local watch of %s failed; feeds fall back to polling", table_dir)
-            self._set_healthy(False, f"watch of {table_dir} failed")
-        finally:
-            watching.set()
-
-
-def _snapshot_filter(snapshot_dir: str) -> Callable[[Change, str], bool]:
-    """Accept committed snapshot files, and the ``snapshot`` directory appearing."""
-
-    def accept(change: Change, path: str) -> bool:
-        if change == Change.deleted:
-            return False
-        return path == snapshot_dir or snapshot_id_from_name(os.path.basename(path)) is not None
-
-    return accept
-
-
-class _WeakSink:
-    """Hands events to a notifier while it lives (see :meth:`LocalNotifier._open_watcher`)."""
-
-    def __init__(self, notifier: weakref.ref) -> None:
-        self._notifier = notifier
-
-    def deliver(self, events: list[_inotify.InotifyEvent]) -> None:
-        notifier = self._notifier()
-        if notifier is not None:
-            notifier.deliver(events)
-
-
-class _Lease:
-    """One notifier's share of the shared watcher, given back once: by ``close()``, or by the
-    notifier's finalizer when it is collected unclosed. Both can run for one notifier (an
-    abandoned feed's ``__del__`` may revive its notifier to close it after the notifier's weak
-    references were cleared), so giving back is idempotent."""
-
-    def __init__(self, watcher: _inotify.Watcher, watches: dict[int, _inotify.Watch]) -> None:
-        self._watcher = watcher
-        self._watches = watches
-        self._lock = threading.Lock()
-        self._released = False
-
-    def release(self) -> None:
-        with self._lock:
-            if self._released:
-                return
-            self._released = True
-        for watch in list(self._watches.values()):
-            self._watcher.remove(watch)
-        self._watches.clear()
-        _inotify.release_watcher(self._watcher)
