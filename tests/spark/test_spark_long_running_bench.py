@@ -44,7 +44,7 @@ def test_steady_state_refuses_reports_that_miss_rows_or_hold_one_batch(bench):
 
 
 def test_each_reader_streams_every_row_one_commit_per_micro_batch(bench, spark, tmp_path):
-    import spark_bench
+    from benchmarks import spark_bench
     from pypaimon import CatalogFactory
 
     spark_bench.ArrowFilesSource.register(spark)
