@@ -136,13 +136,13 @@ class FeedBatch:
     first_snapshot_id: int
     kind: BatchKind
     plan: Any = field(repr=False, compare=False)
-    splits: tuple = field(repr=False, compare=False)
+    splits: tuple[Any, ...] = field(repr=False, compare=False)
     commit_time_ms: int
     detected_at: float
     planned_at: float
     schema_id: int = 0
     schema: pa.Schema | None = field(default=None, repr=False, compare=False)
-    removed_splits: tuple = field(default=(), repr=False, compare=False)
+    removed_splits: tuple[Any, ...] = field(default=(), repr=False, compare=False)
     """For ``overwrite`` batches: splits of the files the overwrite removed (read as ``-D``)."""
     mark: SnapshotMark | None = field(default=None, repr=False, compare=False)
     """The mark of snapshot ``snapshot_id``: committing the batch records it beside the
@@ -159,7 +159,7 @@ class FeedBatch:
         """How many snapshot ids this batch covers."""
         return self.snapshot_id - self.first_snapshot_id + 1
 
-    def _read(self):
+    def _read(self) -> Any:
         if self._reader is None:
             raise TypeError(
                 f"batch for table {self.table} snapshot {self.snapshot_id} has no reader: it "
@@ -167,7 +167,7 @@ class FeedBatch:
             )
         return self._reader
 
-    def _removed(self) -> list | None:
+    def _removed(self) -> list[Any] | None:
         return list(self.removed_splits) if self.kind == "overwrite" else None
 
     def to_arrow(self) -> pa.Table:
@@ -216,7 +216,7 @@ class FeedBatch:
                 f"{where}: pypaimon cannot read them: {type(exc).__name__}: {exc}"
             ) from exc
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """JSON-ready metadata of the batch (no splits, no data)."""
         return {
             "table": self.table,

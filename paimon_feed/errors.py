@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from typing import Any
 
 __all__ = [
     "FeedError",
@@ -140,7 +141,7 @@ class SnapshotExpiredError(FeedError):
             f"an id so Paimon's snapshot expiration keeps unread snapshots."
         )
 
-    def __reduce__(self):  # keep the attributes when pickled across processes
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:  # keep the attributes when pickled
         return (type(self), (self.table, self.snapshot_id, self.earliest_snapshot_id, self.reason))
 
 
@@ -166,7 +167,7 @@ class HistoryRewrittenError(FeedError):
             f"or reset the consumer"
         )
 
-    def __reduce__(self):  # keep the attributes when pickled across processes
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:  # keep the attributes when pickled
         return (type(self), (self.table, self.snapshot_id, self.change))
 
 
@@ -314,5 +315,5 @@ class MalformedMessageError(FeedError, ValueError):
             f"SNS or via EventBridge)"
         )
 
-    def __reduce__(self):  # keep the attributes when pickled across processes
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:  # keep the attributes when pickled
         return (type(self), (self.reason, self.message_id))

@@ -161,7 +161,7 @@ class FeedCollector:
                 return
             self._warehouses.append((warehouse, histograms, warehouse.on_delivery(observe)))
 
-    def _entries(self) -> list:
+    def _entries(self) -> list[Any]:
         """(table, consumer), (feed, histogram) of every single feed and warehouse table."""
         with self._lock:
             entries = [(key, (feed, histogram)) for key, (feed, histogram, _) in self._feeds.items()]
@@ -187,11 +187,11 @@ class FeedCollector:
             del self._feeds[key]
         single[2]()
 
-    def describe(self) -> list:
+    def describe(self) -> list[Any]:
         """Nothing: the series depend on the feeds added, so the registry must not cache them."""
         return []
 
-    def collect(self) -> list:
+    def collect(self) -> list[Any]:
         """Read every feed's :meth:`~paimon_feed.ChangeFeed.metrics` into metric families."""
         entries = self._entries()
         if not entries:
@@ -250,4 +250,5 @@ def serve_metrics(collector: FeedCollector, port: int, address: str = "0.0.0.0")
     prometheus = _prometheus()
     registry = prometheus.CollectorRegistry(auto_describe=False)
     registry.register(collector)
-    return prometheus.start_http_server(port, addr=address, registry=registry)
+    server: tuple[Any, Any] = prometheus.start_http_server(port, addr=address, registry=registry)
+    return server

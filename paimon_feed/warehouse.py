@@ -70,7 +70,7 @@ class _Done:
 class _Table:
     name: str
     feed: ChangeFeed
-    pump: asyncio.Task | None = None
+    pump: asyncio.Task[None] | None = None
     closed: bool = False
     ended: bool = False
 
@@ -147,16 +147,16 @@ class WarehouseFeed:
         self._owns_notifier = False
         self._tables: dict[str, _Table] = {}
         self._skipped: set[str] = set()
-        self._queue: asyncio.Queue | None = None
+        self._queue: asyncio.Queue[Any] | None = None
         self._relist = asyncio.Event()
-        self._discovery: asyncio.Task | None = None
+        self._discovery: asyncio.Task[None] | None = None
         self._stop_watch: Callable[[], None] | None = None
         self._started = self._closed = self._finished = False
         self._last_yielded: FeedBatch | None = None
         self._listeners: list[Callable[[FeedBatch, float], None]] = []
         self._discovered = self._dropped = self._failed = self._listings = 0
 
-    def _notifier_options(self) -> dict:
+    def _notifier_options(self) -> dict[str, Any]:
         return {key: self._feed_options[key] for key in ("poll_interval", "sqs_queue_url")
                 if key in self._feed_options}
 
@@ -234,6 +234,7 @@ class WarehouseFeed:
                 raise item.error
             else:
                 table, batch = item
+                assert isinstance(batch, FeedBatch)
                 if table.closed:
                     continue  # its table was dropped or skipped after this was planned
                 self._last_yielded = batch

@@ -116,7 +116,8 @@ class CheckpointStore:
         try:
             if not self.file_io.exists(self.path):
                 return None
-            return self.file_io.read_file_utf8(self.path)
+            text: str = self.file_io.read_file_utf8(self.path)
+            return text
         except FileNotFoundError:
             return None
         except Exception as exc:

@@ -44,11 +44,11 @@ __all__ = ["ChangeFeed"]
 logger = logging.getLogger("paimon_feed.feed")
 
 
-_releasing: set[asyncio.Task] = set()  # notifier closes of abandoned feeds, held until done
+_releasing: set[asyncio.Task[None]] = set()  # notifier closes of abandoned feeds, held until done
 
 
 def _release_abandoned(
-    task: asyncio.Task, subscription: Subscription | None, notifier: Notifier | None
+    task: asyncio.Task[None], subscription: Subscription | None, notifier: Notifier | None
 ) -> None:
     """Stop what a collected, unclosed feed still holds; runs on that feed's event loop."""
     task.cancel()
@@ -175,8 +175,8 @@ class ChangeFeed:
         self._notifier: Notifier | None = None
         self._owns_notifier = False
         self._subscription: Subscription | None = None
-        self._queue: asyncio.Queue | None = None
-        self._task: asyncio.Task | None = None
+        self._queue: asyncio.Queue[Any] | None = None
+        self._task: asyncio.Task[None] | None = None
         self._started = False
         self._closed = False
         self._finished = False
@@ -326,6 +326,7 @@ class ChangeFeed:
                 "columns %s", self.table_name, previous.schema_id, item.schema_id,
                 item.first_snapshot_id, item.schema.names if item.schema is not None else "?",
             )
+        assert isinstance(item, FeedBatch)
         self._last_yielded = item
         self._last_delivered = item
         self._stats.batches_delivered += 1

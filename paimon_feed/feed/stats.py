@@ -9,6 +9,7 @@ from __future__ import annotations
 import statistics
 from collections import Counter, deque
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 __all__ = ["FeedMetrics", "FeedStats"]
 
@@ -46,7 +47,7 @@ class FeedMetrics:
     current_schema_id: int | None = None
     overwrites_skipped: int = 0
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 

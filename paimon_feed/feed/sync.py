@@ -170,7 +170,8 @@ class SyncChangeFeed:
         if self._closed:
             raise self._closed_error()
         try:
-            return self._interruptible(self._feed.__anext__())
+            batch: FeedBatch = self._interruptible(self._feed.__anext__())
+            return batch
         except StopAsyncIteration:
             raise StopIteration from None
         except FeedClosedError:
@@ -193,7 +194,8 @@ class SyncChangeFeed:
         self._call(self._feed.commit(batch))
 
     def metrics(self) -> FeedMetrics:
-        return self._feed.metrics()
+        metrics: FeedMetrics = self._feed.metrics()
+        return metrics
 
     def close(self) -> None:
         """Close the feed, stop its event loop and join its thread. Idempotent; may be called

@@ -80,9 +80,10 @@ class Timeline:
             return _snapshots.read_snapshot(self._manager, snapshot_id, self.files)
 
     def path(self, snapshot_id: int) -> str:
-        return self._manager.get_snapshot_path(snapshot_id)
+        path: str = self._manager.get_snapshot_path(snapshot_id)
+        return path
 
-    def get_many(self, snapshot_ids: Sequence[int]) -> list:
+    def get_many(self, snapshot_ids: Sequence[int]) -> list[Any]:
         """The snapshots of ``snapshot_ids`` (``None`` for missing ones), the ones not cached
         read :attr:`reads_in_flight` at a time."""
         missing = [i for i in snapshot_ids if i not in self._cache]
