@@ -80,10 +80,9 @@ def parse_filter(text: str) -> RowFilter:
 
 def table_schema(table: Any) -> Any:
     """The Arrow schema of a pypaimon table's columns."""
-    import pyarrow as pa
-    from pypaimon.schema.data_types import PyarrowFieldParser
+    from paimon_feed.planner._schemas import arrow_schema_of
 
-    return pa.schema(PyarrowFieldParser.from_paimon_schema(table.fields))
+    return arrow_schema_of(table.fields)
 
 
 def bind_filters(schema: Any, filters: Sequence[RowFilter]) -> list[BoundFilter]:

@@ -129,3 +129,10 @@ def _partition_test(table: Any, predicate: Any) -> Callable[[Any], bool] | None:
 
 def _arrow_filter(predicate: Any, schema: pa.Schema) -> Any:
     return predicate.to_arrow(schema) if predicate is not None else None
+
+
+def arrow_schema_of(fields: Any) -> pa.Schema:
+    """The Arrow schema of pypaimon's schema fields (a table's ``fields``)."""
+    from pypaimon.schema.data_types import PyarrowFieldParser
+
+    return pa.schema(PyarrowFieldParser.from_paimon_schema(fields))
