@@ -44,8 +44,9 @@ def test_steady_state_refuses_reports_that_miss_rows_or_hold_one_batch(bench):
 
 
 def test_each_reader_streams_every_row_one_commit_per_micro_batch(bench, spark, tmp_path):
-    from benchmarks import spark_bench
     from pypaimon import CatalogFactory
+
+    from benchmarks import spark_bench
 
     spark_bench.ArrowFilesSource.register(spark)
     warehouse = str(tmp_path / "warehouse")
