@@ -246,6 +246,8 @@ class Progress:
 
     def _check(self, snapshot_id: int, differs: Callable[[SnapshotMark], str | None]) -> None:
         now = self.planner.snapshot_mark(snapshot_id, fresh=True)
+        if now is None and self._expired(snapshot_id):
+            return
         for pause in _CONFIRM_MISSING_S:
             if now is not None:
                 break
@@ -266,17 +268,25 @@ class Progress:
                 f"snapshot {snapshot_id} no longer exists and the latest snapshot is {latest}: "
                 f"rolled back, or dropped and re-created",
             )
+        if self._expired(snapshot_id):
+            return
+        raise HistoryRewrittenError(
+            self.table, snapshot_id,
+            f"snapshot {snapshot_id} no longer exists, though snapshots "
+            f"{self.planner.earliest_snapshot_id()}..{latest} do",
+        )
+
+    def _expired(self, snapshot_id: int) -> bool:
+        """Whether a missing snapshot is explained by expiry (older than the earliest one):
+        then there is nothing to compare, and no reason to wait for it to reappear."""
         earliest = self.planner.earliest_snapshot_id()
         if earliest is not None and earliest > snapshot_id:
             logger.debug(
                 "table %s: snapshot %d expired; history continuity is checked from the next "
                 "one read", self.table, snapshot_id,
             )
-            return
-        raise HistoryRewrittenError(
-            self.table, snapshot_id,
-            f"snapshot {snapshot_id} no longer exists, though snapshots {earliest}..{latest} do",
-        )
+            return True
+        return False
 
     def after_round(self, next_snapshot_id: int, planned_next_id: int, *, checked: bool = False) -> None:
         """Account for a planning round from ``next_snapshot_id`` that got to

@@ -296,3 +296,24 @@ def test_a_partial_column_commit_of_a_data_evolution_table_is_refused_not_delive
     delivered, error = run(main())
     assert [rows for _, _, rows in delivered] == [[{"id": 1, "v": "a"}, {"id": 2, "v": "b"}]]
     assert "snapshot 2 writes only the columns v" in str(error)
+
+
+def test_an_expired_anchor_passes_at_once_and_a_vanished_one_is_read_again_first(append_table):
+    from support.tables import expire_snapshots
+
+    from paimon_feed.planner import Planner
+    from paimon_feed.progress import Progress
+
+    commits_upto(append_table, 0, 6)  # snapshots 1..7
+    progress = Progress(Planner(append_table))
+    pauses: list[float] = []
+    progress.sleep = pauses.append
+    progress.anchor_at(3)  # the mark of snapshot 2
+    expire_snapshots(append_table, keep_from=4)
+    progress.verify()  # expired: nothing to compare, and nothing to wait for
+    assert pauses == []
+    progress.anchor_at(6)  # snapshot 5, then gone inside the retained range 4..7
+    os.remove(os.path.join(table_dir(append_table), "snapshot", "snapshot-5"))
+    with pytest.raises(HistoryRewrittenError, match="snapshot 5 no longer exists, though snapshots 4..7 do"):
+        progress.verify()
+    assert len(pauses) == 3  # read again over ~1 s before it counts as gone
