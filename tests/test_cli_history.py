@@ -47,3 +47,23 @@ def test_latest_full_prints_the_table_as_it_is_now_then_goes_on(warehouse, appen
     assert printed == sorted(row["commit"] for row in oracle)  # the table now: 0, 1, 100..103
     assert "history was rewritten" in second.stderr  # a note, not an error
     assert CheckpointStore.for_table(append_table, "cli").load() == 7
+
+
+def test_warehouse_tail_takes_the_history_policy_too(warehouse, append_table):
+    for n in range(5):
+        commit(append_table, n)
+    first = paimon_feed("tail", warehouse, "db.*", "--from", "earliest", "--limit", "15",
+                        "--consumer-id", "cli", "--format", "jsonl")
+    assert first.returncode == 0, first.stderr
+    append_table.rollback_to(2)
+    for n in range(100, 104):  # snapshots 3..6
+        commit(append_table, n)
+    refused = paimon_feed("tail", warehouse, "db.*", "--limit", "3", "--consumer-id", "cli",
+                          "--format", "jsonl", "--notifier", "poll")
+    assert refused.returncode == 1 and "history was rewritten after snapshot 5" in refused.stderr
+    restarted = paimon_feed("tail", warehouse, "db.*", "--limit", "18", "--consumer-id", "cli",
+                            "--format", "jsonl", "--notifier", "poll",
+                            "--on-history-rewritten", "latest-full")
+    assert restarted.returncode == 0, restarted.stderr
+    printed = sorted(json.loads(line)["commit"] for line in restarted.stdout.splitlines())
+    assert printed == sorted([0] * 3 + [1] * 3 + [n for n in range(100, 104) for _ in range(3)])

@@ -237,23 +237,30 @@ def _note_checkpoint(table: Any, args: argparse.Namespace) -> int | None:
     return stored
 
 
+def _feed_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The feed options one table and a whole warehouse take alike from the command line."""
+    return {
+        "consumer_id": args.consumer_id,
+        "notifier": args.notifier,
+        "poll_interval": args.poll_interval,
+        "include_row_kind": args.include_row_kind or args.overwrite == "read",
+        "sqs_queue_url": args.sqs_queue_url,
+        "on_expired": args.on_expired,
+        "on_history_rewritten": args.on_history_rewritten,
+        "overwrite": args.overwrite,
+    }
+
+
 async def _tail(args: argparse.Namespace, plan: _TailPlan, writer: RowWriter) -> int:
     from paimon_feed.feed import ChangeFeed
 
     async with ChangeFeed(
         plan.table,
-        consumer_id=args.consumer_id,
         start=plan.start,
         end=plan.end,
-        notifier=args.notifier,
-        poll_interval=args.poll_interval,
-        include_row_kind=args.include_row_kind or args.overwrite == "read",
         projection=plan.columns,
         predicate=plan.predicate,
-        sqs_queue_url=args.sqs_queue_url,
-        on_expired=args.on_expired,
-        on_history_rewritten=args.on_history_rewritten,
-        overwrite=args.overwrite,
+        **_feed_options(args),
     ) as feed:
         with _metrics_server(args, feed):
             return await _print_rows(args, feed, writer)
@@ -353,15 +360,9 @@ def _run_tail_warehouse(args: argparse.Namespace) -> int:
         async with WarehouseFeed(
             catalog,
             tables=args.table or None,
-            consumer_id=args.consumer_id,
             start=args.start or "latest",
             end=args.end,
-            notifier=args.notifier,
-            poll_interval=args.poll_interval,
-            include_row_kind=args.include_row_kind or args.overwrite == "read",
-            sqs_queue_url=args.sqs_queue_url,
-            on_expired=args.on_expired,
-            overwrite=args.overwrite,
+            **_feed_options(args),
         ) as feed:
             with _metrics_server(args, feed):
                 return await _print_rows(args, feed, writer, label_tables=True)
