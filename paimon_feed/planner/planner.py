@@ -250,11 +250,8 @@ class Planner:
         latest schema cannot be read exactly in (a full state that needs a merge pypaimon
         cannot do, or that would change a value), before any row is read."""
         if parse_start(start).kind in ("latest-full", "tag"):
-            self._check_readable(self._schema_planner(self.table.table_schema.id), _exact.FULL)
+            check_readable(self._schema_planner(self.table.table_schema.id), _exact.FULL)
 
-    @staticmethod
-    def _check_readable(planner: _scan.SchemaPlanner, kind: str) -> None:
-        check_readable(planner, kind)
 
     def arrow_schema(self, schema_id: int | None = None) -> Any:
         """The Arrow schema batches of ``schema_id`` (default: the table's) are read with."""
@@ -353,7 +350,7 @@ class Planner:
             )
         started = time.time()
         planner = self._schema_planner(snapshot.schema_id)
-        self._check_readable(planner, _exact.FULL)
+        check_readable(planner, _exact.FULL)
         plan = self._plan(lambda: planner.full_plan(snapshot), snapshot)
         return self._batch(planner, plan, "full", snapshot_id, snapshot, detected_at or started)
 
@@ -459,7 +456,7 @@ class Planner:
             return None
         planner = self._schema_planner(snapshot.schema_id)
         if snapshot.commit_kind == "OVERWRITE":
-            self._check_readable(planner, _exact.FULL)
+            check_readable(planner, _exact.FULL)
             plan, removed = self._plan(lambda: planner.overwrite_plan(snapshot), snapshot)
             return self._batch(
                 planner, plan, "overwrite", covered_from, snapshot, detected_at, removed=removed
