@@ -11,15 +11,24 @@ from test_cli_errors import one_error_line, paimon_feed
 from paimon_feed.checkpoint import CheckpointStore
 
 
-def test_a_rolled_back_table_is_one_line_exit_1_and_the_consumer_stays(warehouse, append_table):
-    for n in range(5):  # snapshots 1..5
-        commit(append_table, n)
-    first = paimon_feed("tail", warehouse, "db.events", "--from", "earliest", "--to", "5",
-                        "--consumer-id", "cli", "--format", "jsonl")
+def read_then_roll_back(warehouse, table, *target: str) -> None:
+    """Consumer ``cli`` reads commits 0..4 (snapshots 1..5) of ``target``; then the table is
+    rolled back to snapshot 2 and commits 100..103 re-use the ids 3..6."""
+    for n in range(5):
+        commit(table, n)
+    first = paimon_feed("tail", warehouse, *target, "--from", "earliest", "--consumer-id", "cli",
+                        "--format", "jsonl")
     assert first.returncode == 0, first.stderr
-    append_table.rollback_to(2)
-    for n in range(100, 104):  # snapshots 3..6 re-use the ids
-        commit(append_table, n)
+    assert sorted(json.loads(line)["commit"] for line in first.stdout.splitlines()) == [
+        n for n in range(5) for _ in range(3)
+    ]
+    table.rollback_to(2)
+    for n in range(100, 104):
+        commit(table, n)
+
+
+def test_a_rolled_back_table_is_one_line_exit_1_and_the_consumer_stays(warehouse, append_table):
+    read_then_roll_back(warehouse, append_table, "db.events", "--to", "5")
     second = paimon_feed("tail", warehouse, "db.events", "--to", "6", "--consumer-id", "cli",
                          "--format", "jsonl")
     assert second.returncode == 1
@@ -30,14 +39,7 @@ def test_a_rolled_back_table_is_one_line_exit_1_and_the_consumer_stays(warehouse
 
 
 def test_latest_full_prints_the_table_as_it_is_now_then_goes_on(warehouse, append_table):
-    for n in range(5):
-        commit(append_table, n)
-    first = paimon_feed("tail", warehouse, "db.events", "--from", "earliest", "--to", "5",
-                        "--consumer-id", "cli", "--format", "jsonl")
-    assert first.returncode == 0, first.stderr
-    append_table.rollback_to(2)
-    for n in range(100, 104):  # snapshots 3..6
-        commit(append_table, n)
+    read_then_roll_back(warehouse, append_table, "db.events", "--to", "5")
     second = paimon_feed("tail", warehouse, "db.events", "--to", "6", "--consumer-id", "cli",
                          "--format", "jsonl", "--on-history-rewritten", "latest-full")
     assert second.returncode == 0, second.stderr
@@ -50,14 +52,7 @@ def test_latest_full_prints_the_table_as_it_is_now_then_goes_on(warehouse, appen
 
 
 def test_warehouse_tail_takes_the_history_policy_too(warehouse, append_table):
-    for n in range(5):
-        commit(append_table, n)
-    first = paimon_feed("tail", warehouse, "db.*", "--from", "earliest", "--limit", "15",
-                        "--consumer-id", "cli", "--format", "jsonl")
-    assert first.returncode == 0, first.stderr
-    append_table.rollback_to(2)
-    for n in range(100, 104):  # snapshots 3..6
-        commit(append_table, n)
+    read_then_roll_back(warehouse, append_table, "db.*", "--limit", "15")
     refused = paimon_feed("tail", warehouse, "db.*", "--limit", "3", "--consumer-id", "cli",
                           "--format", "jsonl", "--notifier", "poll")
     assert refused.returncode == 1 and "history was rewritten after snapshot 5" in refused.stderr
