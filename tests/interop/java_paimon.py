@@ -26,8 +26,9 @@ import fetch_java
 
 __all__ = ["JavaError", "JavaPaimon", "JavaTable", "compile_driver", "missing_java"]
 
-SOURCES = ("PaimonDriver.java", "PaimonModern.java")
+SOURCES = ("PaimonDriver.java", "PaimonModern.java", "PaimonEvolution.java")
 MODERN_SINCE = (1, 2)  # AppendCompactCoordinator, ChangelogManager, truncatePartitions
+EVOLUTION_SINCE = (1, 3)  # data evolution: TableWrite.withWriteType, DataFileMeta.assignFirstRowId
 CALL_TIMEOUT = 120.0  # seconds; compaction of the tests' small tables takes well under one
 JVM_OPTIONS = (
     "-Xmx768m",
@@ -64,9 +65,10 @@ def compile_driver(version: str) -> Path:
     jars = fetch_java.classpath_dir(version)
     # Before 1.2 the APIs of PaimonModern.java are missing; the driver then answers those
     # commands (append compaction, dynamic buckets, drop partitions) with an error.
+    # Before 1.3 there is no data evolution (PaimonEvolution.java); its command then fails.
+    line = tuple(int(part) for part in version.split(".")[:2])
     sources = [fetch_java.JAVA_DIR / name for name in SOURCES]
-    if tuple(int(part) for part in version.split(".")[:2]) < MODERN_SINCE:
-        sources = sources[:1]
+    sources = sources[:1] if line < MODERN_SINCE else sources[:2] if line < EVOLUTION_SINCE else sources
     digest = hashlib.sha256()
     for source in sources:
         digest.update(source.read_bytes())
@@ -229,6 +231,12 @@ class JavaTable:
 
     def fast_forward(self, branch: str) -> dict:
         return self._call("fast_forward", branch=branch)
+
+    def update_columns(self, columns: list[str], rows: list[dict], *, first_row_id: int) -> int:
+        """A data-evolution update as Spark's MERGE INTO writes it: a file of only ``columns``
+        for the ``len(rows)`` rows from ``first_row_id`` (a whole file's range); the new
+        snapshot id."""
+        return self._call("update_columns", columns=columns, rows=rows, first_row_id=first_row_id)["snapshot"]
 
     def read(self, snapshot: int | None = None, *, options: dict | None = None) -> list[dict]:
         """Java's batch read: the table's rows at ``snapshot`` (default the latest, or what

@@ -92,6 +92,15 @@ public class PaimonDriver {
                 throws Exception;
     }
 
+    /** Data evolution (Paimon 1.3+), implemented in PaimonEvolution.java. */
+    public interface Evolution {
+        /** Rewrites {@code writeType}'s columns of the rows from {@code firstRowId} on (a whole
+         * file's range), as Spark's MERGE INTO does on a data-evolution table; one commit. */
+        void updateColumns(
+                FileStoreTable table, RowType writeType, List<InternalRow> rows, long firstRowId)
+                throws Exception;
+    }
+
     /** A dynamic-bucket assigner for the rows of one commit. */
     public interface BucketAssigner {
         int assign(InternalRow row);
@@ -105,7 +114,8 @@ public class PaimonDriver {
     private static final AtomicLong COMMIT_IDS = new AtomicLong(System.currentTimeMillis());
 
     private final Map<String, Catalog> catalogs = new HashMap<>();
-    private final Modern modern = loadModern();
+    private final Modern modern = (Modern) load("PaimonModern");
+    private final Evolution evolution = (Evolution) load("PaimonEvolution");
     private IOManager ioManager;
     private Path ioDir;
 
@@ -159,9 +169,9 @@ public class PaimonDriver {
         return version == null ? "unknown" : version;
     }
 
-    private static Modern loadModern() {
+    private static Object load(String className) {
         try {
-            return (Modern) Class.forName("PaimonModern").getDeclaredConstructor().newInstance();
+            return Class.forName(className).getDeclaredConstructor().newInstance();
         } catch (ClassNotFoundException e) {
             return null;
         } catch (ReflectiveOperationException e) {
@@ -214,6 +224,8 @@ public class PaimonDriver {
             case "fast_forward":  // {"branch": name}: the branch's snapshots replace main's
                 table(req).fastForward(req.get("branch").asText());
                 return snapshotResult(table(req));
+            case "update_columns":
+                return updateColumns(req);
             case "read":
                 return read(req);
             case "changes":
@@ -545,6 +557,21 @@ public class PaimonDriver {
      * snapshot it travels to; the answer names that schema ("schema_id", "fields").
      * {"with_kind": true} adds each merged row's kind ("_kind").
      */
+    /** {"columns": [names], "rows": [...], "first_row_id": N}: see {@link Evolution}. */
+    private Map<String, Object> updateColumns(JsonNode req) throws Exception {
+        if (evolution == null) {
+            throw new UnsupportedOperationException("update_columns needs Paimon 1.3+ in this driver");
+        }
+        FileStoreTable table = table(req);
+        RowType writeType = table.rowType().project(texts(req.get("columns")));
+        List<InternalRow> rows = new ArrayList<>();
+        for (JsonNode row : req.get("rows")) {
+            rows.add(toRow(writeType, row));
+        }
+        evolution.updateColumns(table, writeType, rows, req.get("first_row_id").asLong());
+        return snapshotResult(table);
+    }
+
     private Map<String, Object> read(JsonNode req) throws Exception {
         FileStoreTable table = table(req);
         if (req.has("snapshot")) {
