@@ -28,6 +28,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from paimon_feed._aio import cancel_and_wait
 from paimon_feed._layout import DATABASE_SUFFIX, SNAPSHOT_DIR, local_path
 from paimon_feed.notifiers import _inotify
 from paimon_feed.notifiers._watchfiles import watch_table
@@ -35,7 +36,6 @@ from paimon_feed.notifiers.base import (
     Notifier,
     SnapshotHint,
     Subscription,
-    cancel_and_wait,
     snapshot_id_from_name,
 )
 

@@ -40,6 +40,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from paimon_feed._aio import cancel_and_wait
 from paimon_feed.errors import ConfigurationError, MissingDependencyError, NotifierError, install_hint
 from paimon_feed.notifiers.base import Notifier, Subscription
 from paimon_feed.notifiers.events import MalformedMessageError, parse_message
@@ -227,11 +228,8 @@ class SqsNotifier(Notifier):
 
     async def _close(self) -> None:
         task, self._task = self._task, None
-        if task is None:
-            return
-        task.cancel()
-        # asyncio.wait, unlike awaiting the task, lets a cancellation of close() itself through.
-        await asyncio.wait({task})
+        if task is not None:
+            await cancel_and_wait([task])
 
     def _on_loop_done(self, task: asyncio.Task[None]) -> None:
         if task.cancelled():
