@@ -103,7 +103,7 @@ def s3_endpoint(warehouse: str, options: Mapping[str, str] | None = None) -> str
     """The S3 endpoint every client uses for ``warehouse``, or ``None`` if it is not on S3:
     ``fs.s3.endpoint``, else ``$AWS_ENDPOINT_URL_S3`` / ``$AWS_ENDPOINT_URL``, else AWS's
     endpoint for the region (``fs.s3.region``, ``$AWS_REGION``, ``$AWS_DEFAULT_REGION``);
-    the rules of :mod:`paimon_feed.s3_clients`.
+    the rules of :mod:`paimon_feed._s3`.
 
     >>> s3_endpoint("s3://bucket/wh", {"fs.s3.endpoint": "http://127.0.0.1:9000"})
     'http://127.0.0.1:9000'
@@ -116,7 +116,7 @@ def s3_endpoint(warehouse: str, options: Mapping[str, str] | None = None) -> str
 def _endpoint_and_source(
     warehouse: str, options: Mapping[str, str] | None
 ) -> tuple[str | None, str | None]:
-    from paimon_feed.s3_clients import is_s3_url, resolve_s3_options, s3_endpoint_source
+    from paimon_feed._s3 import is_s3_url, resolve_s3_options, s3_endpoint_source
 
     if not is_s3_url(warehouse):
         return None, None
@@ -191,7 +191,7 @@ def check_table_endpoint(table: Any) -> None:
     endpoint while ``AWS_ENDPOINT_URL_S3``/``AWS_ENDPOINT_URL`` names one: pyarrow ignores the
     variables, so its reads would go to AWS while boto's would not. :func:`open_table`
     resolves them; a catalog made with ``CatalogFactory.create`` directly does not."""
-    from paimon_feed.s3_clients import (
+    from paimon_feed._s3 import (
         file_io_options,
         is_s3_url,
         s3_endpoint_option,
@@ -216,12 +216,12 @@ def open_catalog(warehouse: str, options: Mapping[str, str] | None = None) -> An
     """A pypaimon catalog on ``warehouse`` (a path or URL) with extra options.
 
     On S3 the environment's endpoint, region and path-style settings are resolved into the
-    options (:func:`paimon_feed.s3_clients.resolve_s3_options`), so pyarrow reaches the same
+    options (:func:`paimon_feed._s3.resolve_s3_options`), so pyarrow reaches the same
     endpoint as boto, and an endpoint that accepts no connection fails within 5 s, named
     (:func:`check_reachable`)."""
     from pypaimon import CatalogFactory
 
-    from paimon_feed.s3_clients import resolve_s3_options
+    from paimon_feed._s3 import resolve_s3_options
 
     if not warehouse or not isinstance(warehouse, str):
         raise ConfigurationError(f"invalid warehouse {warehouse!r}: give a path or URL")
@@ -302,7 +302,7 @@ def read_table_schema(
     from pypaimon.common.options import Options
     from pypaimon.schema.table_schema import TableSchema
 
-    from paimon_feed.s3_clients import resolve_s3_options
+    from paimon_feed._s3 import resolve_s3_options
 
     if not warehouse or not isinstance(warehouse, str):
         raise ConfigurationError(f"invalid warehouse {warehouse!r}: give a path or URL")

@@ -29,11 +29,11 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from paimon_feed._aio import cancel_and_wait
 from paimon_feed.batch import FeedBatch
 from paimon_feed.errors import ConfigurationError, FeedClosedError, TableNotFoundError
 from paimon_feed.feed import ChangeFeed, FeedMetrics, SyncChangeFeed
 from paimon_feed.notifiers import Notifier, create_notifier
-from paimon_feed.notifiers.base import cancel_and_wait
 from paimon_feed.routing import TableSelector, list_tables
 
 __all__ = ["WarehouseFeed", "WarehouseMetrics", "SyncWarehouseFeed"]

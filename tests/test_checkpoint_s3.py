@@ -19,7 +19,7 @@ from botocore.exceptions import ClientError
 from s3_support import create_table, paimon_catalog, s3_catalog_options
 
 from paimon_feed import CheckpointConflictError, CheckpointError, CheckpointStore
-from paimon_feed.s3_clients import s3_client_for_options
+from paimon_feed._s3 import s3_client_for_options
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ import pytest
 from s3_support import commit_rows, create_table, free_port, paimon_catalog
 
 from paimon_feed import ChangeFeed, StorageError, open_table
-from paimon_feed.s3_clients import resolve_s3_options
+from paimon_feed._s3 import resolve_s3_options
 
 ROUTES = ["fs.s3.endpoint", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"]
 CONSUMER = "routes"

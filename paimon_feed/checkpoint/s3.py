@@ -6,7 +6,7 @@ conditional write is in flight) reads again and retries, and gives up with
 :class:`~paimon_feed.errors.CheckpointConflictError` after ``max_attempts``. The store must
 honour conditional writes: AWS S3 does (since 2024), as do moto and MinIO; a store that ignores
 ``If-Match`` degrades to last-writer-wins. The boto3 client comes from
-:mod:`paimon_feed.s3_clients`, and so do the error codes.
+:mod:`paimon_feed._s3`, and so do the error codes.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlparse
 
+from paimon_feed._s3 import S3_MISSING_CODES, s3_error_code
 from paimon_feed.checkpoint.codec import decode_checkpoint
 from paimon_feed.errors import CheckpointConflictError, CheckpointError
-from paimon_feed.s3_clients import S3_MISSING_CODES, s3_error_code
 
 __all__ = ["advance_object", "read_object", "s3_location"]
 

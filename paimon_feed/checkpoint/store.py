@@ -12,6 +12,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from paimon_feed._s3 import file_io_options, s3_client_for_options
 from paimon_feed.batch import SnapshotMark
 from paimon_feed.checkpoint import marks
 from paimon_feed.checkpoint.codec import (
@@ -23,7 +24,6 @@ from paimon_feed.checkpoint.codec import (
 from paimon_feed.checkpoint.local import advance_file, atomic_write, local_path
 from paimon_feed.checkpoint.s3 import advance_object, read_object, s3_location
 from paimon_feed.errors import CheckpointError, MissingDependencyError
-from paimon_feed.s3_clients import file_io_options, s3_client_for_options
 
 __all__ = ["DEFAULT_MAX_ATTEMPTS", "CheckpointStore"]
 

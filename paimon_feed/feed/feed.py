@@ -10,6 +10,7 @@ import warnings
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from paimon_feed._aio import cancel_and_wait
 from paimon_feed.batch import FeedBatch
 from paimon_feed.checkpoint import CheckpointStore
 from paimon_feed.errors import ConfigurationError, FeedClosedError
@@ -24,7 +25,6 @@ from paimon_feed.feed.config import (
 from paimon_feed.feed.planning import Closed, Done, Failure, Planning
 from paimon_feed.feed.stats import FeedMetrics, FeedStats
 from paimon_feed.notifiers import Notifier, Subscription, create_notifier
-from paimon_feed.notifiers.base import cancel_and_wait
 from paimon_feed.planner import Planner
 from paimon_feed.planner.planner import OverwritePolicy
 from paimon_feed.progress import (

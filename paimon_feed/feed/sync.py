@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import logging
 import threading
 import warnings
@@ -11,6 +9,7 @@ import weakref
 from collections.abc import Coroutine, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
+from paimon_feed._aio import LoopClosedError, LoopThread
 from paimon_feed.batch import FeedBatch
 from paimon_feed.errors import FeedClosedError
 from paimon_feed.feed.stats import FeedMetrics
@@ -40,43 +39,7 @@ class _AsyncFeed(Protocol):
     def metrics(self) -> Any: ...
 
 
-def _run_loop(loop: asyncio.AbstractEventLoop) -> None:
-    """Body of a sync feed's loop thread: run until stopped, then release what the loop holds
-    (as ``asyncio.run`` does): cancel what still runs, join the executor threads, close it.
-
-    It holds the loop, never the :class:`SyncChangeFeed`, so a dropped one can be collected.
-    """
-    asyncio.set_event_loop(loop)
-    try:
-        loop.run_forever()
-    finally:
-        try:
-            tasks = asyncio.all_tasks(loop)
-            for task in tasks:
-                task.cancel()
-            if tasks:
-                loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
-            for task in tasks:
-                if not task.cancelled() and task.exception() is not None:
-                    loop.call_exception_handler(
-                        {"message": "error in a sync feed's task at shutdown", "task": task,
-                         "exception": task.exception()}
-                    )
-            loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.run_until_complete(loop.shutdown_default_executor())
-        finally:
-            asyncio.set_event_loop(None)
-            loop.close()
-
-
-async def _close_and_stop(feed: _AsyncFeed) -> None:
-    try:
-        await feed.close()
-    finally:
-        asyncio.get_running_loop().stop()
-
-
-def _release_abandoned_sync(feed: _AsyncFeed, loop: asyncio.AbstractEventLoop) -> None:
+def _release_abandoned_sync(feed: _AsyncFeed, runner: LoopThread) -> None:
     """Finalizer of a :class:`SyncChangeFeed` dropped without ``close()``: warn, then close the
     feed and stop the loop thread. It does not wait, since it may run on any thread."""
     if feed._started and not feed._closed:
@@ -85,8 +48,7 @@ def _release_abandoned_sync(feed: _AsyncFeed, loop: asyncio.AbstractEventLoop) -
             ResourceWarning,
             stacklevel=1,
         )
-    if not loop.is_closed():
-        loop.call_soon_threadsafe(loop.create_task, _close_and_stop(feed))
+    runner.stop_after(feed.close())
 
 
 class SyncChangeFeed:
@@ -109,47 +71,23 @@ class SyncChangeFeed:
     (``ResourceWarning``) when collected, then closes its feed and ends its thread.
     """
 
-    # The main thread waits in slices, not in one blocking ``Future.result()``: a signal the
-    # kernel hands to another thread (pypaimon's, watchfiles', the loop's) does not interrupt
-    # a lock wait in the main thread, so Python would only run its SIGINT handler after the
-    # next batch arrived, which on an idle table is never.
-    _WAIT_SLICE = 0.2  # seconds
-
     def __init__(self, feed: ChangeFeed | _AsyncFeed) -> None:
         self._feed: _AsyncFeed = feed
         self._closed = False
         self._close_lock = threading.Lock()
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(
-            target=_run_loop,
-            args=(self._loop,),
-            name=f"paimon-feed-sync-{feed.table_name}",
-            daemon=True,
-        )
-        self._thread.start()
-        self._finalizer = weakref.finalize(self, _release_abandoned_sync, feed, self._loop)
+        # The runner holds the loop, never this object, so a dropped sync feed can be collected.
+        self._runner = LoopThread(f"paimon-feed-sync-{feed.table_name}")
+        self._finalizer = weakref.finalize(self, _release_abandoned_sync, feed, self._runner)
         self._finalizer.atexit = False  # at exit the daemon thread just stops
 
     def _call(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
-        """Run ``coroutine`` on the loop and wait for it; :class:`FeedClosedError` if the loop
-        stops (``close()`` from another thread) before it finishes."""
+        """Run ``coroutine`` on the loop and wait for it (interruptibly: see
+        :attr:`LoopThread.WAIT_SLICE`); :class:`FeedClosedError` if the loop stops
+        (``close()`` from another thread) before it finishes."""
         try:
-            future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
-        except RuntimeError:  # the loop is closed
-            coroutine.close()
+            return self._runner.run(coroutine)
+        except LoopClosedError:
             raise self._closed_error() from None
-        try:
-            while True:
-                try:
-                    return future.result(timeout=self._WAIT_SLICE)
-                except concurrent.futures.TimeoutError:
-                    if not self._thread.is_alive() and not future.done():
-                        raise self._closed_error() from None
-        except concurrent.futures.CancelledError:
-            raise self._closed_error() from None
-        except BaseException:
-            future.cancel()
-            raise
 
     def _closed_error(self) -> FeedClosedError:
         return FeedClosedError(f"feed for table {self._feed.table_name} is closed")
@@ -208,7 +146,4 @@ class SyncChangeFeed:
         try:
             self._call(self._feed.close())
         finally:
-            if not self._loop.is_closed():
-                self._loop.call_soon_threadsafe(self._loop.stop)
-            if threading.current_thread() is not self._thread:
-                self._thread.join()
+            self._runner.stop()

@@ -308,7 +308,8 @@ def release_watcher(watcher: Watcher) -> None:
 
 
 class WeakSink:
-    """Hands events to a notifier while it lives (see :meth:`LocalNotifier._open_watcher`)."""
+    """Hands events to a notifier while it lives (see
+    :class:`~paimon_feed.notifiers._local_watches.WatchLease`)."""
 
     def __init__(self, notifier: weakref.ref) -> None:
         self._notifier = notifier

@@ -31,25 +31,11 @@ __all__ = [
     "Notifier",
     "normalize_table_url",
     "snapshot_id_from_name",
-    "cancel_and_wait",
 ]
 
 logger = logging.getLogger(__name__)
 
 _SCHEME_ALIASES = {"s3a": "s3", "s3n": "s3"}
-
-
-async def cancel_and_wait(tasks) -> None:
-    """Cancel ``tasks`` and wait until they have finished.
-
-    Unlike ``await task`` under ``suppress(CancelledError)``, a cancellation of the caller
-    itself (a timeout around ``close()``) still propagates instead of passing for the task's.
-    """
-    tasks = list(tasks)
-    for task in tasks:
-        task.cancel()
-    if tasks:
-        await asyncio.wait(tasks)
 
 
 def normalize_table_url(url: str) -> str:

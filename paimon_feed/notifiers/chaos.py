@@ -19,11 +19,11 @@ import random
 import time
 from collections import Counter
 
+from paimon_feed._aio import cancel_and_wait
 from paimon_feed.notifiers.base import (
     Notifier,
     SnapshotHint,
     Subscription,
-    cancel_and_wait,
 )
 
 __all__ = ["ChaosNotifier"]

@@ -11,11 +11,11 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from paimon_feed._aio import cancel_and_wait
 from paimon_feed.notifiers.base import (
     Notifier,
     SnapshotHint,
     Subscription,
-    cancel_and_wait,
 )
 
 __all__ = ["PollingNotifier"]

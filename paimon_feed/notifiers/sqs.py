@@ -25,6 +25,9 @@ When receiving fails ``failure_threshold`` times in a row (queue unreachable, ac
 the notifier marks itself unhealthy so feeds fall back to polling, and keeps retrying with
 exponential backoff; the first successful receive marks it healthy again.
 
+The queue's side (the client, receives, batched deletes) is
+:class:`~paimon_feed.notifiers._sqs_queue.SqsQueue`; this module decides what each message means.
+
 Needs the ``[s3]`` extra (``aiobotocore``). Endpoint, region and credentials follow the boto
 conventions: explicit arguments, else the environment (``AWS_ENDPOINT_URL_SQS``,
 ``AWS_DEFAULT_REGION``, ``AWS_ACCESS_KEY_ID``, ...) and the default credential chain.
@@ -33,14 +36,19 @@ conventions: explicit arguments, else the environment (``AWS_ENDPOINT_URL_SQS``,
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from paimon_feed.errors import ConfigurationError, MissingDependencyError, NotifierError, install_hint
+from paimon_feed._aio import cancel_and_wait
+from paimon_feed.errors import ConfigurationError, MissingDependencyError, NotifierError
+from paimon_feed.notifiers._sqs_queue import (
+    MAX_BATCH,
+    SqsQueue,
+    is_transport_error,
+    region_from_queue_url,
+)
 from paimon_feed.notifiers.base import Notifier, Subscription
 from paimon_feed.notifiers.events import MalformedMessageError, parse_message
 
@@ -54,10 +62,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 QUEUE_URL_ENV = "PAIMON_FEED_SQS_QUEUE_URL"
-_MAX_BATCH = 10  # SQS caps receive and delete batches at 10 messages
-_CONNECT_TIMEOUT = 5.0  # seconds
-_READ_TIMEOUT_MARGIN = 10.0  # seconds on top of the long-poll wait
-_QUEUE_URL_REGION = re.compile(r"^(?:sqs\.)?([a-z]{2}(?:-[a-z]+)+-\d+)\.(?:queue\.)?amazonaws\.")
 
 
 def queue_url_from_env(environ: Mapping[str, str] | None = None) -> str | None:
@@ -70,23 +74,6 @@ def queue_url_from_env(environ: Mapping[str, str] | None = None) -> str | None:
     """
     value = (os.environ if environ is None else environ).get(QUEUE_URL_ENV, "").strip()
     return value or None
-
-
-def _region_from_queue_url(queue_url: str) -> str | None:
-    host = queue_url.split("://", 1)[-1].split("/", 1)[0]
-    match = _QUEUE_URL_REGION.match(host)
-    return match.group(1) if match else None
-
-
-def _import_aiobotocore() -> tuple[Any, Any]:
-    try:
-        from aiobotocore.config import AioConfig
-        from aiobotocore.session import get_session
-    except ImportError as exc:
-        raise MissingDependencyError(
-            f"SqsNotifier needs aiobotocore; {install_hint('s3')}"
-        ) from exc
-    return get_session, AioConfig
 
 
 class SqsNotifier(Notifier):
@@ -131,7 +118,7 @@ class SqsNotifier(Notifier):
             raise ConfigurationError(
                 f"SqsNotifier: wait_time_seconds must be within 0..20, got {wait_time_seconds}"
             )
-        if not 1 <= max_messages <= _MAX_BATCH:
+        if not 1 <= max_messages <= MAX_BATCH:
             raise ConfigurationError(
                 f"SqsNotifier: max_messages must be within 1..10, got {max_messages}"
             )
@@ -145,17 +132,23 @@ class SqsNotifier(Notifier):
                 f"SqsNotifier: retry_backoff must be (initial, max) seconds with "
                 f"0 < initial <= max, got {retry_backoff!r}"
             )
-        self._get_session, self._config_class = _import_aiobotocore()
         self.queue_url = queue_url.strip()
         self.endpoint_url = endpoint_url
-        self.region_name = region_name or _region_from_queue_url(self.queue_url)
-        self._credentials = {
-            "aws_access_key_id": aws_access_key_id,
-            "aws_secret_access_key": aws_secret_access_key,
-            "aws_session_token": aws_session_token,
-        }
+        self.region_name = region_name or region_from_queue_url(self.queue_url)
         self.wait_time_seconds = wait_time_seconds
         self.max_messages = max_messages
+        self._queue = SqsQueue(
+            self.queue_url,
+            endpoint_url=endpoint_url,
+            region_name=self.region_name,
+            credentials={
+                "aws_access_key_id": aws_access_key_id,
+                "aws_secret_access_key": aws_secret_access_key,
+                "aws_session_token": aws_session_token,
+            },
+            wait_time_seconds=wait_time_seconds,
+            max_messages=max_messages,
+        )
         self.delete_malformed = delete_malformed
         self.delete_unmatched = delete_unmatched
         self.buckets = frozenset(buckets) if buckets is not None else None
@@ -227,11 +220,8 @@ class SqsNotifier(Notifier):
 
     async def _close(self) -> None:
         task, self._task = self._task, None
-        if task is None:
-            return
-        task.cancel()
-        # asyncio.wait, unlike awaiting the task, lets a cancellation of close() itself through.
-        await asyncio.wait({task})
+        if task is not None:
+            await cancel_and_wait([task])
 
     def _on_loop_done(self, task: asyncio.Task[None]) -> None:
         if task.cancelled():
@@ -243,33 +233,11 @@ class SqsNotifier(Notifier):
 
     # receive loop ------------------------------------------------------------------------
 
-    def _new_client(self) -> Any:
-        config = self._config_class(
-            connect_timeout=_CONNECT_TIMEOUT,
-            read_timeout=self.wait_time_seconds + _READ_TIMEOUT_MARGIN,
-            # The loop retries with its own backoff and health accounting.
-            retries={"mode": "standard", "total_max_attempts": 1},
-        )
-        return self._get_session().create_client(
-            "sqs",
-            region_name=self.region_name,
-            endpoint_url=self.endpoint_url,
-            config=config,
-            **self._credentials,
-        )
-
     async def _receive_loop(self) -> None:
-        async with contextlib.AsyncExitStack() as stack:
-            client: Any = None  # an aiobotocore SQS client (untyped)
+        async with self._queue:
             while True:
                 try:
-                    if client is None:
-                        client = await stack.enter_async_context(self._new_client())
-                    response = await client.receive_message(
-                        QueueUrl=self.queue_url,
-                        MaxNumberOfMessages=self.max_messages,
-                        WaitTimeSeconds=self.wait_time_seconds,
-                    )
+                    messages = await self._queue.receive()
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # noqa: BLE001 - logged, counted, reflected in health
@@ -277,9 +245,8 @@ class SqsNotifier(Notifier):
                     continue
                 self.consecutive_failures = 0
                 self._set_healthy(True)
-                messages = response.get("Messages") or []
                 if messages:
-                    await self._handle(client, messages)
+                    await self._handle(messages)
 
     async def _receive_failed(self, exc: Exception) -> None:
         self.receive_errors += 1
@@ -293,13 +260,13 @@ class SqsNotifier(Notifier):
             self.consecutive_failures,
             delay,
             reason,
-            exc_info=not _is_transport_error(exc),
+            exc_info=not is_transport_error(exc),
         )
         if self.consecutive_failures >= self.failure_threshold:
             self._set_healthy(False, f"{self.consecutive_failures} receive failures; {reason}")
         await asyncio.sleep(delay)
 
-    async def _handle(self, client: Any, messages: list[dict[str, Any]]) -> None:
+    async def _handle(self, messages: list[dict[str, Any]]) -> None:
         to_delete: list[dict[str, Any]] = []
         for message in messages:
             self.messages_received += 1
@@ -308,7 +275,9 @@ class SqsNotifier(Notifier):
             else:
                 self.messages_left += 1
         if to_delete:
-            await self._delete(client, to_delete)
+            deleted, failed = await self._queue.delete(to_delete)
+            self.messages_deleted += deleted
+            self.delete_errors += failed
 
     def _settle(self, message: dict[str, Any]) -> bool:
         """Dispatch one message's hints; whether the message should be deleted."""
@@ -339,50 +308,3 @@ class SqsNotifier(Notifier):
             return True
         receivers = sum([self._dispatch(hint) for hint in hints])
         return receivers > 0 or self.delete_unmatched
-
-    async def _delete(self, client: Any, messages: list[dict[str, Any]]) -> None:
-        for start in range(0, len(messages), _MAX_BATCH):
-            chunk = messages[start : start + _MAX_BATCH]
-            entries = [
-                {"Id": str(index), "ReceiptHandle": message["ReceiptHandle"]}
-                for index, message in enumerate(chunk)
-            ]
-            try:
-                response = await client.delete_message_batch(
-                    QueueUrl=self.queue_url, Entries=entries
-                )
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - the messages come back; hints are idempotent
-                self.delete_errors += len(entries)
-                logger.warning(
-                    "%r: deleting %d messages failed; they will be received again: %s: %s",
-                    self,
-                    len(entries),
-                    type(exc).__name__,
-                    exc,
-                    exc_info=not _is_transport_error(exc),
-                )
-                continue
-            self.messages_deleted += len(response.get("Successful") or [])
-            for failure in response.get("Failed") or []:
-                self.delete_errors += 1
-                message = chunk[int(failure.get("Id", 0))]
-                logger.warning(
-                    "%r: deleting message %s failed (%s: %s); it will be received again",
-                    self,
-                    message.get("MessageId"),
-                    failure.get("Code"),
-                    failure.get("Message"),
-                )
-
-
-def _is_transport_error(exc: BaseException) -> bool:
-    """Whether ``exc`` is an expected failure of talking to SQS (no traceback needed)."""
-    if isinstance(exc, (OSError, asyncio.TimeoutError)):
-        return True
-    try:
-        from botocore.exceptions import BotoCoreError, ClientError
-    except ImportError:  # pragma: no cover - botocore comes with aiobotocore
-        return False
-    return isinstance(exc, (BotoCoreError, ClientError))

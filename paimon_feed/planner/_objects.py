@@ -3,7 +3,7 @@
 pyarrow's S3 file system, which pypaimon reads ``s3://`` tables with, asks for an object's size
 (a HEAD) before it reads it (a GET). A metadata file is always read whole, so on S3 one GET
 does: with the ``[s3]`` extra installed, these reads go through a boto3 client configured from
-the table's catalog options (:mod:`paimon_feed.s3_clients`), halving the requests a planning
+the table's catalog options (:mod:`paimon_feed._s3`), halving the requests a planning
 round makes. Everywhere else (local files, HDFS, OSS, GCS, no boto3) pypaimon's FileIO reads.
 ``PAIMON_FEED_S3_GET=0`` turns the boto3 path off.
 
@@ -17,7 +17,7 @@ import logging
 import os
 from typing import Any
 
-from paimon_feed.s3_clients import (
+from paimon_feed._s3 import (
     S3_MISSING_CODES,
     file_io_options,
     s3_client_for_options,

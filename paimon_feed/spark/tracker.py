@@ -29,6 +29,7 @@ counting every storage call is measurement, which lives in ``benchmarks/`` (see
 
 from __future__ import annotations
 
+import concurrent.futures
 import logging
 import threading
 import time
@@ -40,8 +41,7 @@ from paimon_feed.errors import ConfigurationError, StorageError
 from paimon_feed.spark.options import STORAGE_PER_TRIGGER
 
 if TYPE_CHECKING:
-    import asyncio
-
+    from paimon_feed._aio import LoopThread
     from paimon_feed.notifiers.base import Notifier, Subscription
 
 __all__ = ["SnapshotTracker", "tracking_mode"]
@@ -78,63 +78,40 @@ class _NotifierThread:
         self._hinted = False
         self._max_snapshot_id: int | None = None
         self._hints: Counter[str] = Counter()
-        self._ready = threading.Event()
-        self._startup_error: BaseException | None = None
-        self._failed = False
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._task: asyncio.Task | None = None
+        self._runner: LoopThread | None = None
+        self._following: concurrent.futures.Future[None] | None = None
         self._notifier: Notifier | None = None
         self._subscription: Subscription | None = None
-        self._thread = threading.Thread(
-            target=self._run, name=f"paimon-feed-spark-notifier-{table_url}", daemon=True
-        )
 
     def start(self) -> None:
-        self._thread.start()
-        if not self._ready.wait(_THREAD_START_TIMEOUT_S):
+        # Only a query that follows the table needs asyncio (not AvailableNow).
+        from paimon_feed._aio import LoopThread
+
+        runner = self._runner = LoopThread(f"paimon-feed-spark-notifier-{self.table_url}")
+        try:
+            subscription = runner.run(self._subscribe(), timeout=_THREAD_START_TIMEOUT_S)
+            self._following = runner.submit(self._follow(subscription))
+        except concurrent.futures.TimeoutError:
+            self.close()
             raise ConfigurationError(
                 f"notifier {self.spec!r} for table {self.table_url} did not start within "
                 f"{_THREAD_START_TIMEOUT_S:.0f}s"
-            )
-        if self._startup_error is not None:
-            raise self._startup_error
+            ) from None
+        except BaseException:
+            self.close()
+            raise
+        self._following.add_done_callback(self._followed)
 
-    def _run(self) -> None:
-        import asyncio  # only a query that follows the table needs it (not AvailableNow)
-
-        loop = asyncio.new_event_loop()
-        self._loop = loop
-        try:
-            loop.run_until_complete(self._main())
-        except asyncio.CancelledError:
-            pass  # close() cancelled the main task: the normal way out
-        except Exception:
-            self._failed = True
-            if self._startup_error is None:  # a start-up error is raised by start() instead
-                logger.exception(
-                    "notifier for %s failed; the Spark source falls back to polling every %ss",
-                    self.table_url, self.notifier_options.get("poll_interval"),
-                )
-        finally:
-            self._ready.set()
-            loop.close()
-
-    async def _main(self) -> None:
-        import asyncio
-
+    async def _subscribe(self) -> Subscription:
         from paimon_feed.notifiers import create_notifier
 
-        self._task = asyncio.current_task()
-        try:
-            notifier = self._notifier = create_notifier(self.spec, self.table_url, **self.notifier_options)
-            self.source = notifier.source
-            subscription = self._subscription = notifier.subscribe(self.table_url, file_io=self.file_io)
-            await notifier.ready()
-        except Exception as exc:
-            self._startup_error = exc
-            raise
-        finally:
-            self._ready.set()
+        notifier = self._notifier = create_notifier(self.spec, self.table_url, **self.notifier_options)
+        self.source = notifier.source
+        subscription = self._subscription = notifier.subscribe(self.table_url, file_io=self.file_io)
+        await notifier.ready()
+        return subscription
+
+    async def _follow(self, subscription: Subscription) -> None:
         try:
             while True:
                 wake = await subscription.wait(None)
@@ -147,11 +124,19 @@ class _NotifierThread:
                         self._max_snapshot_id = wake.max_snapshot_id
         finally:
             subscription.close()
-            await notifier.close()
+            await subscription.notifier.close()
+
+    def _followed(self, following: concurrent.futures.Future[None]) -> None:
+        if not following.cancelled() and following.exception() is not None:
+            logger.error(
+                "notifier for %s failed; the Spark source falls back to polling every %ss",
+                self.table_url, self.notifier_options.get("poll_interval"),
+                exc_info=following.exception(),
+            )
 
     @property
     def healthy(self) -> bool:
-        if self._failed or not self._thread.is_alive():
+        if self._following is None or self._following.done():
             return False
         return self._notifier is None or self._notifier.healthy
 
@@ -168,22 +153,14 @@ class _NotifierThread:
 
     def expect(self, next_snapshot_id: int) -> None:
         """Tell probing notifiers (``poll``) which snapshot id to look for."""
-        loop, subscription = self._loop, self._subscription
-        if loop is not None and subscription is not None and not loop.is_closed():
-            try:
-                loop.call_soon_threadsafe(subscription.expect, next_snapshot_id)
-            except RuntimeError:
-                pass  # the loop closed in between: nothing left to tell
+        runner, subscription = self._runner, self._subscription
+        if runner is not None and subscription is not None:
+            runner.call_soon(subscription.expect, next_snapshot_id)
 
     def close(self) -> None:
-        loop, task = self._loop, self._task
-        if loop is not None and task is not None and not loop.is_closed():
-            try:
-                loop.call_soon_threadsafe(task.cancel)
-            except RuntimeError:
-                pass  # already stopped
-        if self._thread.is_alive():
-            self._thread.join(_THREAD_STOP_TIMEOUT_S)
+        """Stop following: the loop cancels the subscription's task, which closes the notifier."""
+        if self._runner is not None:
+            self._runner.stop(_THREAD_STOP_TIMEOUT_S)
 
 
 class SnapshotTracker:

@@ -83,7 +83,7 @@ def test_a_watch_that_cannot_be_re_established_means_polling_until_it_can(append
             async with ChangeFeed(append_table, notifier=notifier, start="latest",
                                   poll_interval=0.05, reconcile_interval=3600) as feed:
                 # The watch limit (fs.inotify.max_user_watches) reached while re-watching.
-                watcher, add = notifier._watcher, notifier._watcher.add
+                watcher, add = notifier._lease.watcher, notifier._lease.watcher.add
                 full = True
 
                 def limited_add(path, sink, tag=None):
