@@ -81,7 +81,7 @@ class Batches:
                     self.table_name, snapshot.id,
                 )
             return False
-        return self.schemas.get(snapshot.schema_id).should_scan(snapshot)
+        return bool(self.schemas.get(snapshot.schema_id).should_scan(snapshot))
 
     def full(self, snapshot_id: int, snapshot: Any, detected_at: float) -> FeedBatch:
         """The whole table state at ``snapshot`` (snapshot ``snapshot_id``, from its file or a
@@ -116,7 +116,7 @@ class Batches:
                 "table %s: snapshots %d..%d have nothing to read", self.table_name,
                 snapshots[0].id, snapshots[-1].id,
             )
-            return snapshots[-1].id + 1
+            return int(snapshots[-1].id) + 1
         first, last = snapshots[0], snapshots[-1]
         planner = self.schemas.get(first.schema_id)
         # The snapshot before the range anchors a set-diff: read again, not taken from the

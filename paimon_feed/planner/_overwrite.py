@@ -8,7 +8,6 @@ file is planned as if it were added (:func:`changed_files`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from paimon_feed.planner._manifests import ManifestCache
@@ -16,7 +15,7 @@ from paimon_feed.planner._manifests import ManifestCache
 __all__ = ["changed_files", "state_splits"]
 
 
-def changed_files(table: Any, snapshot: Any, manifests: ManifestCache | None) -> tuple[list, list]:
+def changed_files(table: Any, snapshot: Any, manifests: ManifestCache | None) -> tuple[list[Any], list[Any]]:
     """The manifest entries of the files ``snapshot`` added, and of the files it removed (as
     ADD entries of the same files, to plan a read of them); read through ``manifests`` if given."""
     from pypaimon.manifest.manifest_file_manager import ManifestFileManager
@@ -35,8 +34,8 @@ def changed_files(table: Any, snapshot: Any, manifests: ManifestCache | None) ->
 
 
 def state_splits(
-    table: Any, entries: list, snapshot_id: int, buckets: Iterable[int] | None
-) -> list:
+    table: Any, entries: list[Any], snapshot_id: int, buckets: frozenset[int] | None
+) -> list[Any]:
     """Splits reading the files of ``entries`` (only those in ``buckets``, if given) as the
     state they hold, the way a batch read of ``table`` splits them."""
     from pypaimon.read.scanner.append_table_split_generator import (
@@ -62,7 +61,7 @@ def state_splits(
         deletion_files_map={},
         snapshot_id=snapshot_id,
     )
-    splits: list = generator.create_splits(entries)
+    splits: list[Any] = generator.create_splits(entries)
     return splits
 
 

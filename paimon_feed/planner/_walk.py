@@ -162,5 +162,5 @@ class RangeWalk:
                 break
             snapshots.append(snapshot)
         if not snapshots:
-            return first_snapshot.id
+            return int(first_snapshot.id)
         return self.batches.catch_up(first_id, snapshots, detected_at)
