@@ -14,7 +14,7 @@ from paimon_feed.aws.config import HandlerConfig
 from paimon_feed.batch import FeedBatch
 from paimon_feed.checkpoint import CheckpointStore
 from paimon_feed.errors import HistoryRewrittenError, SnapshotExpiredError, TableNotFoundError
-from paimon_feed.planner import Planner, Timeline
+from paimon_feed.planner import Cursor, Planner, Timeline
 from paimon_feed.progress import RETRY, Progress
 
 __all__ = ["Deadline", "TableOutcome", "run_table"]
@@ -196,10 +196,11 @@ def _catch_up(
             # Also pins a change-only start, so the next invocation does not resolve it again.
             if not _advance(protocol, name, resumed.next_snapshot_id, progress):
                 return progress.outcome(name, "done", table)
-    check_expiry = True
+    assert progress.next_snapshot_id is not None  # set by the resume or restart above
+    cursor = Cursor(planner, progress.next_snapshot_id)
+    check_expiry = True  # the first round only: the checkpoint may be old
     while True:
-        next_id = progress.next_snapshot_id
-        assert next_id is not None  # set by the resume or restart above, and by every round
+        next_id = cursor.next_snapshot_id
         if deadline.reached():
             logger.warning(
                 "table %s: stopped at snapshot %d after %d batches, %s ms left is under the "
@@ -208,11 +209,13 @@ def _catch_up(
             )
             return progress.outcome(name, "unfinished", table)
         try:
-            planned = storage(lambda: planner.next_batches(next_id, 1, check_expiry=check_expiry))
+            planned = storage(lambda: cursor.advance(1, check_expiry=check_expiry))
             storage(lambda: protocol.after_round(next_id, planned.next_snapshot_id, checked=check_expiry))
         except (SnapshotExpiredError, HistoryRewrittenError) as exc:
             if not restart(exc):
                 return progress.outcome(name, "done", table)
+            assert progress.next_snapshot_id is not None  # set by the restart
+            cursor.restart(progress.next_snapshot_id)
             continue
         check_expiry = False
         if not planned.batches:

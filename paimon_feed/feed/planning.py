@@ -1,5 +1,5 @@
 """The planning task of a :class:`~paimon_feed.feed.ChangeFeed`: wait on the subscription, plan
-with the :class:`~paimon_feed.planner.Planner`, check the history with
+round after round with a :class:`~paimon_feed.planner.Cursor`, check the history with
 :class:`~paimon_feed.progress.Progress`, publish batches on the bounded queue.
 
 It holds no reference to the feed, so a feed dropped while its task still plans can be
@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from paimon_feed.batch import FeedBatch
 from paimon_feed.errors import HistoryRewrittenError, SnapshotExpiredError, StorageError
 from paimon_feed.feed.stats import FeedStats
-from paimon_feed.planner import Planned, Planner
+from paimon_feed.planner import Cursor, Planner
 from paimon_feed.progress import RETRY, Progress, Resumed
 from paimon_feed.start import StartPosition
 
@@ -90,57 +90,26 @@ class Planning:
         queue = self.queue
         assert queue is not None  # attach() comes first
         try:
-            next_id = await self._first_batch(position)
-            covered_from = next_id
-            check_expiry = True
-            detected_at = None
-            hinted = None
+            cursor = Cursor(self._planner, await self._first_batch(position), end=self._end)
             while True:
-                if self._end is not None and next_id > self._end:
+                if cursor.done:
                     logger.info("feed for %s reached end snapshot %d", self.table_name, self._end)
                     await queue.put(Done())
                     return
-                self.subscription.expect(next_id)
+                self.subscription.expect(cursor.next_snapshot_id)
                 # Hints that came in while publishing are covered by this round.
                 early = self.subscription.drain()
                 if early.hinted:
                     self.stats.hints.update(early.sources)
-                    detected_at = detected_at or early.detected_at
-                    hinted = max(hinted or 0, early.max_snapshot_id or 0) or None
-                if hinted is not None and hinted < next_id:
-                    # A new file for an id already read: a rollback or a re-created table
-                    # writes those. The round checks that the history still holds.
-                    hinted, check_expiry = None, True
-                elif hinted is not None:
-                    check_expiry = True  # a newer snapshot exists: a missing next one expired
-                planned = await self._plan_round(
-                    next_id, check_expiry, detected_at, hinted, covered_from
-                )
-                for batch in planned.batches:
-                    await self._publish(batch)
-                next_id = planned.next_snapshot_id
-                covered_from = planned.covered_from if planned.covered_from is not None else next_id
-                if self._end is not None and next_id > self._end:
+                    cursor.hint(early.max_snapshot_id, early.detected_at)
+                if await self._plan_round(cursor) or cursor.done:
                     continue
-                if planned.more:
-                    detected_at = None
-                    if hinted is not None and next_id > hinted:
-                        # The hinted snapshot is out; probe for more without an expiry check.
-                        check_expiry, hinted = False, None
-                    else:
-                        check_expiry = True  # the limit or an error cut the round: maybe behind
-                    continue
-                wake = await self._wait(next_id)
-                detected_at = wake.detected_at
-                hinted = wake.max_snapshot_id
-                if hinted is not None and hinted < next_id:
-                    hinted, stale = None, True  # see above: the round checks the history
-                else:
-                    stale = False
-                # After a hint of a newer snapshot, or at a safety check (a poller hints only
-                # once the next snapshot exists, so an expired one would never be hinted).
-                check_expiry = stale or (hinted is not None and hinted >= next_id) or (
-                    wake.timed_out and not wake.hinted and self._expiry_check_due()
+                wake = await self._wait(cursor.next_snapshot_id)
+                # A safety check looks for expiry when due: a poller hints only once the next
+                # snapshot exists, so an expired one would never be hinted.
+                cursor.woke(
+                    wake.max_snapshot_id, wake.detected_at,
+                    safety_check=wake.timed_out and not wake.hinted and self._expiry_check_due(),
                 )
         except asyncio.CancelledError:
             raise
@@ -190,38 +159,25 @@ class Planning:
             await self._publish(batch)
         return position.next_snapshot_id
 
-    async def _plan_round(
-        self,
-        next_id: int,
-        check_expiry: bool,
-        detected_at: float | None,
-        hinted: int | None,
-        covered_from: int,
-    ) -> Planned:
-        if check_expiry:
+    async def _plan_round(self, cursor: Cursor) -> bool:
+        """Plan and publish one round; whether to plan again at once (``more``)."""
+        if cursor.check_expiry:
             self._expiry_checked_at = time.monotonic()
         try:
-            planned = await self._storage(
-                lambda: self._planner.next_batches(
-                    next_id,
-                    self.max_pending,
-                    end=self._end,
-                    check_expiry=check_expiry,
-                    detected_at=detected_at,
-                    hinted_snapshot_id=hinted,
-                    covered_from=covered_from,
-                )
-            )
+            planned = await self._storage(lambda: cursor.advance(self.max_pending))
             # After the round's reads: a rollback racing the round is seen too.
             await self._storage(
                 lambda: self._progress.after_round(
-                    next_id, planned.next_snapshot_id, checked=check_expiry
+                    planned.first_snapshot_id, planned.next_snapshot_id,
+                    checked=planned.checked_expiry,
                 )
             )
-            return planned
         except (SnapshotExpiredError, HistoryRewrittenError) as exc:
-            restart = await self._recover(exc)
-            return Planned((), restart, covered_from=restart)
+            cursor.restart(await self._recover(exc))
+            return False
+        for batch in planned.batches:
+            await self._publish(batch)
+        return planned.more
 
     def _expiry_check_due(self) -> bool:
         """Whether a safety check without a hint should also look for expiry (a few reads of

@@ -17,7 +17,7 @@ from pypaimon.read.scanner.changelog_follow_up_scanner import ChangelogFollowUpS
 
 from paimon_feed.batch import BatchKind
 from paimon_feed.errors import ConfigurationError, UnsupportedTableError
-from paimon_feed.planner import _exact
+from paimon_feed.planner import _exact, _overwrite
 from paimon_feed.planner._direct_read import (
     _DirectParquet,
     _with_path_factory_built_once,
@@ -233,50 +233,15 @@ class SchemaPlanner:
     def overwrite_plan(self, snapshot: Any) -> tuple[Plan, list]:
         """What an OVERWRITE snapshot changed: splits of the files it added, and splits of the
         files it removed (each read as the state it held, to be delivered as ``-D``)."""
-        from pypaimon.manifest.manifest_file_manager import ManifestFileManager
-        from pypaimon.manifest.manifest_list_manager import ManifestListManager
-
-        lists, reader = ManifestListManager(self.table), ManifestFileManager(self.table)
-        if self._manifests is not None:
-            self._manifests.install(lists)
-            self._manifests.install(reader)
-        manifests = lists.read_delta(snapshot)
-        entries = [
-            entry
-            for manifest in manifests
-            for entry in reader.read(manifest.file_name, drop_stats=True, file_size=manifest.file_size)
-        ]
-        added = self._state_splits([e for e in entries if e.kind == 0], snapshot.id)
-        removed = self._state_splits([_as_added(e) for e in entries if e.kind != 0], snapshot.id)
+        added, removed = _overwrite.changed_files(self.table, snapshot, self._manifests)
+        added = self._state_splits(added, snapshot.id)
+        removed = self._state_splits(removed, snapshot.id)
         self._check_native_only([*added, *removed], self.state_read)
         return Plan(added, snapshot_id=snapshot.id), removed
 
     def _state_splits(self, entries: list, snapshot_id: int) -> list:
-        from pypaimon.read.scanner.append_table_split_generator import (
-            AppendTableSplitGenerator,
-        )
-        from pypaimon.read.scanner.primary_key_table_split_generator import (
-            PrimaryKeyTableSplitGenerator,
-        )
-
-        if self._buckets is not None:
-            entries = [e for e in entries if e.bucket in self._buckets]
-        if not entries:
-            return []
-        options = self.table.options
-        generator = (
-            PrimaryKeyTableSplitGenerator
-            if self.table.is_primary_key_table
-            else AppendTableSplitGenerator
-        )(
-            self.table,
-            options.source_split_target_size(),
-            options.source_split_open_file_cost(),
-            deletion_files_map={},
-            snapshot_id=snapshot_id,
-        )
-        splits = generator.create_splits(entries)
-        return self._pruned(Plan(splits, snapshot_id=snapshot_id)).splits()
+        splits = _overwrite.state_splits(self.table, entries, snapshot_id, self._buckets)
+        return self._pruned(Plan(splits, snapshot_id=snapshot_id)).splits() if splits else []
 
     @functools.cached_property
     def state_read(self) -> ExactRead:
@@ -287,12 +252,3 @@ class SchemaPlanner:
             values=self._values, native=NativeRead.for_table(self.table, self._read_columns, "+I"),
         )
 
-
-def _as_added(entry: Any) -> Any:
-    """A DELETE manifest entry as the ADD entry of the same file, to plan a read of it."""
-    from pypaimon.manifest.schema.manifest_entry import ManifestEntry
-
-    return ManifestEntry(
-        kind=0, partition=entry.partition, bucket=entry.bucket,
-        total_buckets=entry.total_buckets, file=entry.file,
-    )

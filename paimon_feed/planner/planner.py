@@ -6,6 +6,12 @@ what pypaimon's ``AsyncStreamingTableScan`` would have yielded for the same snap
 pypaimon internal the project relies on is imported in this folder (``_snapshots``, ``_manifests``,
 ``_schemas``, ``_scan``, ``_read``, ``_direct_read``, ``_native_read``, ``splits``).
 
+:class:`Planner` is the facade: it validates the feed's options, resolves start positions and
+plans full batches and ranges; the roles behind it are :class:`~paimon_feed.planner.timeline.Timeline`
+(snapshots), ``_walk`` (the range walk of a round, catch-up included) and ``_batches`` (a
+snapshot planned into a batch). A consumer that plans round after round holds a
+:class:`~paimon_feed.planner.cursor.Cursor`.
+
 Costs are kept to what push needs: checking for new data is one read attempt of
 ``snapshot-{next}``; the expiry check (which reads ``EARLIEST``/``LATEST``) runs only when the
 caller has reason to think it is behind. Snapshot files are immutable, so parsed ones are kept
@@ -20,34 +26,30 @@ their new name. A batch never spans two schemas.
 from __future__ import annotations
 
 import functools
-import logging
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from paimon_feed.batch import BatchKind, FeedBatch, SnapshotMark
 from paimon_feed.errors import (
     ConfigurationError,
-    DamagedMetadataError,
     FeedError,
     InvalidStartError,
-    StorageError,
     UnsupportedTableError,
     as_feed_error,
 )
 from paimon_feed.planner import _exact, _manifests, _scan, _snapshots
+from paimon_feed.planner._batches import Batches
 from paimon_feed.planner._objects import MetadataFiles
+from paimon_feed.planner._resolve import StartResolution, resolve_start
+from paimon_feed.planner._walk import Planned, RangeWalk
 from paimon_feed.planner.schemas import SchemaPlanners, check_readable
 from paimon_feed.planner.timeline import Timeline
-from paimon_feed.start import StartSpec, parse_end, parse_start
+from paimon_feed.start import StartSpec, parse_start
 from paimon_feed.tables import check_data_table
 
 __all__ = ["Planner", "Planned", "StartResolution", "reads_in_flight"]
 
-logger = logging.getLogger(__name__)
-
-_PLANNING_THREADS = 4
 # Metadata reads in flight when walking a range: an object store answers each in tens of ms
 # and serves many at once; a local disk answers in microseconds, where threads only add overhead.
 _READS_IN_FLIGHT_LOCAL = 1  # a local read costs less than handing it to a thread (GIL ping-pong)
@@ -79,34 +81,6 @@ def _storage_boundary(method):
             raise as_feed_error(self.table_name, method.__name__, exc) from exc
 
     return wrapper
-
-
-@dataclass(frozen=True)
-class StartResolution:
-    """Where a start spec lands: a full scan at ``full_snapshot_id`` (if any), then changes
-    from ``next_snapshot_id`` on."""
-
-    next_snapshot_id: int
-    full_snapshot_id: int | None = None
-
-
-@dataclass(frozen=True)
-class Planned:
-    """The result of one planning round: batches in order, and where the next round starts.
-
-    ``next_snapshot_id`` may be past the last batch when trailing snapshots had nothing to read
-    (compactions under a delta scan): they need not be read again, but are committed only with
-    the next batch that follows them.
-    """
-
-    batches: tuple[FeedBatch, ...]
-    next_snapshot_id: int
-    more: bool = False
-    """True when planning stopped before reaching the newest snapshot (the limit was hit, or a
-    storage error cut the round short after some batches): plan again now, without waiting."""
-    covered_from: int | None = None
-    """The first snapshot no batch covers yet (``next_snapshot_id`` when ``None``): pass it to
-    the next round, whose first batch then covers the snapshots skipped at the end of this one."""
 
 
 def _construction_boundary(init):
@@ -192,8 +166,6 @@ class Planner:
         self.projection = list(projection) if projection is not None else None
         self.predicate = predicate
         self.overwrite = overwrite
-        self.overwrites_skipped = 0
-        self._last_overwrite_seen = 0
         self.schemas = SchemaPlanners(
             table, projection=self.projection, predicate=predicate, buckets=self.buckets,
             include_row_kind=include_row_kind, manifests=self.manifests,
@@ -208,6 +180,15 @@ class Planner:
                 f"replaced, which needs the same merge; use overwrite='skip'"
             )
         self.timeline = Timeline(table, self.files, self.reads_in_flight)
+        self.batches = Batches(
+            self.table_name, self.schemas, self.timeline, mode=self.mode, overwrite=overwrite
+        )
+        self._walk = RangeWalk(self.timeline, self.batches, catch_up_threshold)
+
+    @property
+    def overwrites_skipped(self) -> int:
+        """OVERWRITE snapshots skipped so far (``overwrite="skip"``), each counted once."""
+        return self.batches.overwrites_skipped
 
     # Snapshots.
     @property
@@ -252,29 +233,11 @@ class Planner:
         if parse_start(start).kind in ("latest-full", "tag"):
             check_readable(self._schema_planner(self.table.table_schema.id), _exact.FULL)
 
-
     def arrow_schema(self, schema_id: int | None = None) -> Any:
         """The Arrow schema batches of ``schema_id`` (default: the table's) are read with."""
         return self._schema_planner(
             self.table.table_schema.id if schema_id is None else schema_id
         ).arrow_schema
-
-    def _scannable(self, snapshot: Any) -> bool:
-        """Whether ``snapshot`` has anything for this feed (OVERWRITE: by the policy)."""
-        if snapshot.commit_kind == "OVERWRITE":
-            if self.overwrite == "read":
-                return True
-            if snapshot.id > self._last_overwrite_seen:
-                self._last_overwrite_seen = snapshot.id
-                self.overwrites_skipped += 1
-                logger.warning(
-                    "table %s: snapshot %d is an OVERWRITE (insert overwrite, truncate or "
-                    "dropped partition); skipped, as Java Paimon's streaming reads do by "
-                    "default. overwrite='read' delivers its removed rows as -D and added as +I",
-                    self.table_name, snapshot.id,
-                )
-            return False
-        return self._schema_planner(snapshot.schema_id).should_scan(snapshot)
 
     # Start positions.
     @_storage_boundary
@@ -284,44 +247,7 @@ class Planner:
         Returns ``None`` when the table has no snapshot yet and the spec needs one
         (``latest-full``): the caller waits for the first commit and asks again.
         """
-        position = parse_start(start)
-        end_id = parse_end(end)
-        latest = self.latest_snapshot_id()
-        if position.kind == "latest-full":
-            if latest is None:
-                return None
-            full = latest if end_id is None else min(latest, end_id)
-            resolution = StartResolution(next_snapshot_id=full + 1, full_snapshot_id=full)
-        elif position.kind == "latest":
-            resolution = StartResolution(next_snapshot_id=(latest or 0) + 1)
-        elif position.kind == "earliest":
-            earliest = self.earliest_snapshot_id()
-            resolution = StartResolution(next_snapshot_id=earliest or 1)
-        elif position.kind == "snapshot":
-            wanted = position.snapshot_id
-            assert wanted is not None  # a snapshot position always names one
-            if wanted > (latest or 0) + 1:
-                raise InvalidStartError(
-                    f"table {self.table_name}: start snapshot {wanted} is ahead of the latest "
-                    f"snapshot ({latest if latest is not None else 'none yet'}); start at most "
-                    f"at {(latest or 0) + 1}, or use 'latest'"
-                )
-            self.check_not_expired(wanted)
-            resolution = StartResolution(next_snapshot_id=wanted)
-        elif position.kind == "tag":
-            assert position.tag is not None
-            tagged = self.timeline.tagged(position.tag)
-            resolution = StartResolution(next_snapshot_id=tagged.id + 1, full_snapshot_id=tagged.id)
-        else:  # time
-            assert position.timestamp_ms is not None
-            resolution = StartResolution(next_snapshot_id=self.timeline.first_after(position.timestamp_ms))
-        if end_id is not None and end_id < resolution.next_snapshot_id - 1:
-            raise InvalidStartError(
-                f"table {self.table_name}: end snapshot {end_id} is before the start "
-                f"({start!r} resolves to snapshot {resolution.next_snapshot_id}); "
-                f"give an end at or after it"
-            )
-        return resolution
+        return resolve_start(self.timeline, start, end)
 
     @_storage_boundary
     def first_batch(self, start: StartSpec, end: int | str | None = None) -> tuple[FeedBatch | None, int | None]:
@@ -348,11 +274,7 @@ class Planner:
             raise InvalidStartError(
                 f"table {self.table_name}: snapshot {snapshot_id} does not exist yet"
             )
-        started = time.time()
-        planner = self._schema_planner(snapshot.schema_id)
-        check_readable(planner, _exact.FULL)
-        plan = self._plan(lambda: planner.full_plan(snapshot), snapshot)
-        return self._batch(planner, plan, "full", snapshot_id, snapshot, detected_at or started)
+        return self.batches.full(snapshot_id, snapshot, detected_at or time.time())
 
     @_storage_boundary
     def next_batches(
@@ -366,7 +288,9 @@ class Planner:
         hinted_snapshot_id: int | None = None,
         covered_from: int | None = None,
     ) -> Planned:
-        """Plan up to ``limit`` batches starting at ``next_snapshot_id``.
+        """Plan up to ``limit`` batches starting at ``next_snapshot_id``: one round, keeping
+        no state. A consumer planning round after round holds a
+        :class:`~paimon_feed.planner.cursor.Cursor`, which passes its state to each round.
 
         Reads snapshot files forward until one is missing, ``end`` (inclusive) is passed or
         ``limit`` batches are planned. More than ``catch_up_threshold`` snapshots behind, the
@@ -385,44 +309,14 @@ class Planner:
         """
         if limit < 1:
             raise ConfigurationError(f"limit must be >= 1, got {limit}")
-        self.timeline.revalidate_from(next_snapshot_id)
-        started = time.time()
-        detected = detected_at or started
-        batches: list[FeedBatch] = []
-        if covered_from is None or covered_from > next_snapshot_id:
-            covered_from = next_snapshot_id
-        position = next_snapshot_id
-        while len(batches) < limit and (end is None or position <= end):
-            try:
-                snapshot = self.timeline.get(position)
-                if snapshot is None:
-                    if check_expiry and position == next_snapshot_id:
-                        self.check_not_expired(position)
-                    break
-                if not batches and self._far_behind(position, end, hinted_snapshot_id):
-                    caught_up = self._catch_up(covered_from, snapshot, end, detected)
-                    if isinstance(caught_up, FeedBatch):
-                        after = caught_up.snapshot_id + 1
-                        return Planned((caught_up,), after, more=True, covered_from=after)
-                    if caught_up > position:  # a run with nothing to read, each read once
-                        position = caught_up
-                        continue
-                batch = self._plan_snapshot(covered_from, snapshot, detected)
-                if batch is not None:
-                    batches.append(batch)
-                    covered_from = position + 1
-            except FeedError as exc:
-                if not batches:
-                    raise
-                # Deliver what is planned first; the next round, from the first uncovered
-                # snapshot, retries a transient error or raises a permanent one.
-                logger.debug("table %s: planning stopped at snapshot %d: %s", self.table_name, position, exc)
-                return Planned(tuple(batches), covered_from, more=True, covered_from=covered_from)
-            position += 1
-            if batches and hinted_snapshot_id is not None and position > hinted_snapshot_id:
-                return Planned(tuple(batches), position, more=True, covered_from=covered_from)
-        return Planned(
-            tuple(batches), position, more=len(batches) >= limit, covered_from=covered_from
+        return self._walk.round(
+            next_snapshot_id,
+            limit,
+            end=end,
+            check_expiry=check_expiry,
+            detected_at=detected_at,
+            hinted_snapshot_id=hinted_snapshot_id,
+            covered_from=covered_from,
         )
 
     @_storage_boundary
@@ -433,144 +327,4 @@ class Planner:
         so the same range always gives the same batches (Spark replays rely on this).
         Raises :class:`SnapshotExpiredError` if a snapshot of the range is gone.
         """
-        batches: list[FeedBatch] = []
-        covered_from = first_snapshot_id
-        ids = range(first_snapshot_id, last_snapshot_id + 1)
-        for snapshot_id, snapshot in zip(ids, self.timeline.get_many(ids)):
-            if snapshot is None:
-                self.check_not_expired(snapshot_id)
-                raise StorageError(
-                    f"table {self.table_name}: snapshot {snapshot_id} of the planned range "
-                    f"{first_snapshot_id}..{last_snapshot_id} does not exist"
-                )
-            batch = self._plan_snapshot(covered_from, snapshot, time.time())
-            if batch is not None:
-                batches.append(batch)
-                covered_from = snapshot_id + 1
-        return batches
-
-    def _plan_snapshot(self, covered_from: int, snapshot: Any, detected_at: float) -> FeedBatch | None:
-        """The batch of one snapshot (covering ``covered_from..snapshot.id``), or ``None`` if
-        it has nothing for this feed."""
-        if not self._scannable(snapshot):
-            return None
-        planner = self._schema_planner(snapshot.schema_id)
-        if snapshot.commit_kind == "OVERWRITE":
-            check_readable(planner, _exact.FULL)
-            plan, removed = self._plan(lambda: planner.overwrite_plan(snapshot), snapshot)
-            return self._batch(
-                planner, plan, "overwrite", covered_from, snapshot, detected_at, removed=removed
-            )
-        plan = self._plan(lambda: planner.follow_up_plan(snapshot), snapshot)
-        return self._batch(planner, plan, self.mode, covered_from, snapshot, detected_at)
-
-    def _far_behind(self, position: int, end: int | None, hinted: int | None) -> bool:
-        ahead = position + self.catch_up_threshold
-        if (end is not None and ahead > end) or (hinted is not None and hinted < ahead):
-            return False
-        return self.timeline.get(ahead) is not None
-
-    def _catch_up(
-        self, first_id: int, first_snapshot: Any, end: int | None, detected_at: float
-    ) -> FeedBatch | int:
-        """One batch for the waiting range from ``first_snapshot``, or, if nothing in it is to
-        be read, the id of the first snapshot after the part of the range that was looked at.
-
-        The range ends at the latest snapshot (or ``end``), and before the first snapshot of
-        another schema or an overwrite that is read: a batch is read with one schema, and an
-        overwrite is a batch of its own.
-        """
-        latest = self.latest_snapshot_id()
-        last_id = latest if end is None else min(latest, end)
-        ids = list(range(first_snapshot.id, last_id + 1))
-        snapshots = []
-        for snapshot_id, snapshot in zip(ids, self.timeline.get_many(ids)):
-            if snapshot is None:
-                self.check_not_expired(snapshot_id)
-                break  # not visible yet on this store: catch up to what is there
-            if snapshot.schema_id != first_snapshot.schema_id or (
-                snapshot.commit_kind == "OVERWRITE" and self.overwrite == "read"
-            ):
-                break
-            snapshots.append(snapshot)
-        if not snapshots:
-            return first_snapshot.id
-        scannable = [s for s in snapshots if self._scannable(s)]
-        if not scannable:
-            logger.debug(
-                "table %s: snapshots %d..%d have nothing to read", self.table_name,
-                snapshots[0].id, snapshots[-1].id,
-            )
-            return snapshots[-1].id + 1
-        last = snapshots[-1]
-        planner = self._schema_planner(first_snapshot.schema_id)
-        # The snapshot before the range anchors a set-diff: read again, not taken from the
-        # cache, since a diff against an expired snapshot (manifests gone) cannot be planned.
-        start = None
-        if first_snapshot.id > 1:
-            start = self.timeline.get_fresh(first_snapshot.id - 1)
-        plan = self._plan(
-            lambda: planner.catch_up_plan(start, snapshots, scannable, _PLANNING_THREADS), last
-        )
-        logger.info(
-            "table %s: %d snapshots behind, caught up %d..%d in one batch (%d splits)",
-            self.table_name, len(snapshots), first_id, last.id, len(plan.splits()),
-        )
-        return self._batch(planner, plan, "catch-up", first_id, last, detected_at)
-
-    def _plan(self, make_plan, snapshot: Any):
-        try:
-            return make_plan()
-        except DamagedMetadataError as exc:
-            raise DamagedMetadataError(
-                f"table {self.table_name}: snapshot {snapshot.id}: {exc}; restore the file, "
-                f"nothing past snapshot {snapshot.id - 1} is read until then"
-            ) from exc
-        except FeedError:
-            raise
-        except FileNotFoundError as exc:
-            self.check_not_expired(snapshot.id)
-            raise StorageError(
-                f"table {self.table_name}: a file of snapshot {snapshot.id} is missing: {exc}"
-            ) from exc
-        except Exception as exc:
-            lists = ", ".join(
-                name for name in (
-                    snapshot.base_manifest_list, snapshot.delta_manifest_list,
-                    snapshot.changelog_manifest_list,
-                ) if name
-            )
-            raise as_feed_error(
-                self.table_name, f"planning snapshot {snapshot.id} (manifest lists {lists})", exc
-            ) from exc
-
-    def _batch(
-        self,
-        planner: _scan.SchemaPlanner,
-        plan: Any,
-        kind: BatchKind,
-        first_id: int,
-        snapshot: Any,
-        detected_at: float,
-        *,
-        removed: Sequence[Any] = (),
-    ) -> FeedBatch:
-        """A batch read by ``planner``, the planner of ``snapshot``'s schema."""
-        if kind != "full":
-            _exact.refuse_partial_column_changes(self.table_name, plan.splits(), snapshot.id)
-        return FeedBatch(
-            table=self.table_name,
-            snapshot_id=snapshot.id,
-            first_snapshot_id=first_id,
-            kind=kind,
-            plan=plan,
-            splits=tuple(plan.splits()),
-            commit_time_ms=snapshot.time_millis,
-            detected_at=detected_at,
-            planned_at=time.time(),
-            schema_id=snapshot.schema_id,
-            schema=planner.arrow_schema,
-            removed_splits=tuple(removed),
-            mark=SnapshotMark.of(snapshot),
-            _reader=planner.state_read if kind == "overwrite" else planner.read,
-        )
+        return self._walk.plan_range(first_snapshot_id, last_snapshot_id)

@@ -121,7 +121,7 @@ def test_an_overwrites_removed_and_added_state_is_read_natively(cat, monkeypatch
         used = spy_native_reads(monkeypatch, native=native)
         planner = Planner(table, overwrite="read", include_row_kind=True)
         latest = planner.latest_snapshot_id()
-        batch = planner._plan_snapshot(latest, planner.timeline.snapshot_or_tag(latest), 0.0)
+        batch = planner.batches.of_snapshot(latest, planner.timeline.snapshot_or_tag(latest), 0.0)
         assert batch.kind == "overwrite"
         return batch.to_arrow().to_pylist(), used
 

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from paimon_feed.planner import Cursor
+
 
 def plan_rounds(planner, first: int, *, limit: int = 8) -> tuple[list, int]:
-    """Every batch from snapshot ``first`` on, planned ``limit`` at a time, each round handed
-    the previous round's position and ``covered_from``; and the position after the last."""
-    batches, position, covered_from = [], first, None
+    """Every batch from snapshot ``first`` on, planned ``limit`` at a time by one
+    :class:`Cursor` (which carries the position and ``covered_from`` between rounds; no expiry
+    checks); and the position after the last."""
+    cursor, batches = Cursor(planner, first), []
     while True:
-        planned = planner.next_batches(position, limit=limit, covered_from=covered_from)
+        planned = cursor.advance(limit, check_expiry=False)
         batches.extend(planned.batches)
-        position, covered_from = planned.next_snapshot_id, planned.covered_from
         if not planned.more:
-            return batches, position
+            return batches, cursor.next_snapshot_id
