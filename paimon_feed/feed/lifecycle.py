@@ -17,7 +17,7 @@ from paimon_feed.feed.planning import Planning, Position
 from paimon_feed.notifiers import Notifier, Subscription, create_notifier
 from paimon_feed.notifiers.base import cancel_and_wait
 
-__all__ = ["Lifecycle"]
+__all__ = ["Lifecycle", "open_notifier"]
 
 logger = logging.getLogger("paimon_feed.feed")
 
@@ -35,6 +35,16 @@ def _release(
         closing = asyncio.get_running_loop().create_task(notifier.close())
         _releasing.add(closing)
         closing.add_done_callback(_releasing.discard)
+
+
+def open_notifier(
+    spec: str | Notifier, url: str, options: dict[str, Any]
+) -> tuple[Notifier, bool]:
+    """The notifier for ``url``: made now by name (the caller owns it: ``True``), or the
+    instance given (shared, the caller does not close it: ``False``)."""
+    if isinstance(spec, Notifier):
+        return spec, False
+    return create_notifier(spec, url, **options), True
 
 
 class Lifecycle:
@@ -69,13 +79,9 @@ class Lifecycle:
     async def open(self, queue: asyncio.Queue[Any]) -> Position:
         """Subscribe the table to its notifier (made now for a name) and resolve where planning
         starts, so ``"latest"`` means the latest when the feed started."""
-        if isinstance(self._notifier_spec, Notifier):
-            self.notifier = self._notifier_spec
-        else:
-            self.notifier = create_notifier(
-                self._notifier_spec, self._table_url, **self._notifier_options
-            )
-            self._owns_notifier = True
+        self.notifier, self._owns_notifier = open_notifier(
+            self._notifier_spec, self._table_url, self._notifier_options
+        )
         self._subscription = self.notifier.subscribe(self._table_url, file_io=self._file_io)
         self._planning.attach(self.notifier, self._subscription, queue)
         await self.notifier.ready()
