@@ -7,8 +7,9 @@ of this folder (:mod:`~paimon_feed.planner._tables`, which reads a table's schem
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from paimon_feed._lazy import lazy_names
 
 if TYPE_CHECKING:
     from paimon_feed.planner.planner import Planned, Planner, StartResolution
@@ -25,14 +26,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)
