@@ -108,35 +108,36 @@ class ChangeFeed:
         )
         # Before any row: a start (or expiry policy) whose batch cannot be read exactly.
         self._planner.check_start(options.start_position)
-        if on_expired == "latest-full":
+        if options.on_expired == "latest-full":
             self._planner.check_start("latest-full")
-        self.options = options
+        self.options = options  # the checked options, frozen
         self.table = table
         self.table_name = self._planner.table_name
         self.consumer_id = consumer_id
         checkpoint = CheckpointStore.for_table(table, consumer_id) if consumer_id is not None else None
         self._progress = Progress(
-            self._planner, checkpoint, end=options.end_snapshot, on_expired=on_expired,
-            on_history_rewritten=on_history_rewritten,
+            self._planner, checkpoint, end=options.end_snapshot, on_expired=options.on_expired,
+            on_history_rewritten=options.on_history_rewritten,
         )
-        check_notifier(notifier, self._planner.table_url, options.notifier_options)
+        check_notifier(options.notifier, self._planner.table_url, options.notifier_options)
         self._started = False
         self._closed = False
         self._stats = FeedStats()
         self._consuming = Consuming(
             table_name=self.table_name, consumer_id=consumer_id, progress=self._progress,
-            has_checkpoint=checkpoint is not None, stats=self._stats, max_pending=max_pending,
-            auto_commit=auto_commit,
+            has_checkpoint=checkpoint is not None, stats=self._stats,
+            max_pending=options.max_pending, auto_commit=options.auto_commit,
         )
         planning = Planning(
             table_name=self.table_name, planner=self._planner, progress=self._progress,
-            start_spec=options.start_position, end=options.end_snapshot, max_pending=max_pending,
-            reconcile_interval=reconcile_interval, poll_interval=poll_interval,
+            start_spec=options.start_position, end=options.end_snapshot,
+            max_pending=options.max_pending, reconcile_interval=options.reconcile_interval,
+            poll_interval=options.poll_interval,
             stats=self._stats, on_rewound=self._consuming.rewound,
         )
         self._lifecycle = Lifecycle(
             table_name=self.table_name, table_url=self._planner.table_url,
-            file_io=self._planner.file_io, notifier=notifier,
+            file_io=self._planner.file_io, notifier=options.notifier,
             notifier_options=options.notifier_options, planning=planning,
         )
 
