@@ -1,6 +1,9 @@
 """Does ``asyncProgressTrackingEnabled`` keep the source's restart exactly-once? (issue 13)
 
-    python -m benchmarks.spark_async_progress
+    PYTHONPATH=tests:tests/spark python -m benchmarks.spark_async_progress
+
+(It reuses the Spark tests' helpers, ``tests/spark/spark_support.py`` and ``tests/support``, so
+those folders go on ``PYTHONPATH``.)
 
 The restart scenario of ``tests/spark/test_spark_stream.py`` (a writer commits 16 times while a
 query with ``maxSnapshotsPerTrigger=2`` runs, is stopped and restarted on the same checkpoint,
@@ -14,21 +17,22 @@ An evaluation, not a test.
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(HERE, "..", "tests", "spark"), os.path.join(HERE, "..", "tests")]
-
-from spark_support import (
-    Warehouse,
-    WriterThread,
-    commit,
-    expected_changes,
-    new_spark_session,
-    wait_until,
-)
+try:
+    from spark_support import (
+        Warehouse,
+        WriterThread,
+        commit,
+        expected_changes,
+        new_spark_session,
+        wait_until,
+    )
+except ImportError as exc:  # run without the test helpers on the path
+    raise SystemExit(
+        f"{exc}: run PYTHONPATH=tests:tests/spark python -m benchmarks.spark_async_progress"
+    ) from exc
 
 
 def rows_read(query) -> int:

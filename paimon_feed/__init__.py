@@ -7,9 +7,9 @@ must not pay for the asyncio feed, the notifiers and the planner they do not use
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from paimon_feed._lazy import lazy_names
 from paimon_feed.errors import (
     CheckpointConflictError,
     CheckpointError,
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from paimon_feed.batch import FeedBatch
     from paimon_feed.checkpoint import CheckpointStore
     from paimon_feed.feed import ChangeFeed, FeedMetrics, SyncChangeFeed
+    from paimon_feed.feed.warehouse import SyncWarehouseFeed, WarehouseFeed, WarehouseMetrics
     from paimon_feed.notifiers import (
         LocalNotifier,
         Notifier,
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
     from paimon_feed.planner import Planner
     from paimon_feed.start import StartPosition, parse_end, parse_start
     from paimon_feed.tables import open_catalog, open_table
-    from paimon_feed.warehouse import SyncWarehouseFeed, WarehouseFeed, WarehouseMetrics
 
 __version__ = "0.1.0"
 
@@ -91,9 +91,9 @@ _LAZY = {
     "ChangeFeed": "paimon_feed.feed",
     "SyncChangeFeed": "paimon_feed.feed",
     "FeedMetrics": "paimon_feed.feed",
-    "WarehouseFeed": "paimon_feed.warehouse",
-    "SyncWarehouseFeed": "paimon_feed.warehouse",
-    "WarehouseMetrics": "paimon_feed.warehouse",
+    "WarehouseFeed": "paimon_feed.feed.warehouse",
+    "SyncWarehouseFeed": "paimon_feed.feed.warehouse",
+    "WarehouseMetrics": "paimon_feed.feed.warehouse",
     "FeedBatch": "paimon_feed.batch",
     "Planner": "paimon_feed.planner",
     "CheckpointStore": "paimon_feed.checkpoint",
@@ -108,14 +108,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)

@@ -35,7 +35,7 @@ from paimon_feed.errors import ConfigurationError, MissingDependencyError, insta
 
 if TYPE_CHECKING:
     from paimon_feed.feed import ChangeFeed, FeedMetrics
-    from paimon_feed.warehouse import WarehouseFeed
+    from paimon_feed.feed.warehouse import WarehouseFeed
 
 __all__ = ["FeedCollector", "METRICS", "LATENCY_BUCKETS_SECONDS", "serve_metrics"]
 

@@ -1,5 +1,5 @@
 """Which tables of a warehouse a consumer follows, and which table a storage location belongs
-to: shared by :class:`~paimon_feed.warehouse.WarehouseFeed`, the CLI and the Lambda handler.
+to: shared by :class:`~paimon_feed.feed.warehouse.WarehouseFeed`, the CLI and the Lambda handler.
 
 >>> selector = TableSelector(["sales.*", "ops.events"])
 >>> [name for name in ("sales.orders", "ops.events", "ops.audit") if selector.matches(name)]

@@ -3,6 +3,8 @@ writing one commit (the demo, the benchmarks).
 
 Library users usually hold a pypaimon table already; the entry points start from strings, and
 this is where those strings are checked and pypaimon's catalog errors become ``FeedError``\\ s.
+Only pypaimon's public ``CatalogFactory`` is used here; what reaches into pypaimon's modules
+(its catalog exceptions, file IO and schema parsing) is in :mod:`paimon_feed.planner._tables`.
 """
 
 from __future__ import annotations
@@ -15,12 +17,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlparse
 
-from paimon_feed.errors import (
-    ConfigurationError,
-    StorageError,
-    TableNotFoundError,
-    UnsupportedTableError,
-)
+from paimon_feed._layout import DATABASE_SUFFIX, local_url
+from paimon_feed.errors import ConfigurationError, StorageError, TableNotFoundError
 
 __all__ = [
     "check_data_table",
@@ -37,7 +35,6 @@ __all__ = [
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_$-]*")
 _SECRET_WORDS = ("secret", "password", "token", "credential", "key")
-_SCHEMA_PREFIX = "schema-"
 
 
 def parse_table_name(name: str) -> tuple[str, str]:
@@ -239,10 +236,7 @@ def open_table(
     warehouse: str, name: str, options: Mapping[str, str] | None = None, *, catalog: Any = None
 ) -> Any:
     """The pypaimon table ``name`` (``db.table``) of ``warehouse``."""
-    from pypaimon.catalog.catalog_exception import (
-        DatabaseNotExistException,
-        TableNotExistException,
-    )
+    from paimon_feed.planner._tables import not_found_errors
 
     suffix = _system_table_suffix(parse_table_name(name)[1])
     if suffix is not None:
@@ -250,7 +244,7 @@ def open_table(
     catalog = catalog or open_catalog(warehouse, options)
     try:
         return catalog.get_table(name)
-    except (TableNotExistException, DatabaseNotExistException) as exc:
+    except not_found_errors() as exc:
         raise TableNotFoundError(_what_is_missing(catalog, warehouse, name)) from exc
 
 
@@ -298,52 +292,29 @@ def read_table_schema(
     ):
         table = open_table(warehouse, name, options)
         return table.table_schema, _url(str(table.table_path))
-    from pypaimon.common.file_io import FileIO
-    from pypaimon.common.options import Options
-    from pypaimon.schema.table_schema import TableSchema
-
     from paimon_feed._s3 import resolve_s3_options
+    from paimon_feed.planner._tables import read_latest_schema, warehouse_file_io
 
     if not warehouse or not isinstance(warehouse, str):
         raise ConfigurationError(f"invalid warehouse {warehouse!r}: give a path or URL")
     check_reachable(warehouse, options)
     options = resolve_s3_options(warehouse, options)
     try:
-        file_io = FileIO.get(warehouse, Options({**options, "warehouse": warehouse}))
+        file_io = warehouse_file_io(warehouse, options)
     except Exception as exc:
         raise ConfigurationError(
             f"cannot open warehouse {warehouse} with options {redact(options)}: {exc}"
         ) from exc
-    # The filesystem catalog's layout, as pypaimon's FileSystemCatalog and SchemaManager
-    # build it: {warehouse}/{database}.db/{table}/schema/schema-{id}, the highest id latest.
-    path = f"{warehouse.rstrip('/')}/{database}.db/{table_name}"
-    schema_dir = f"{path}/schema"
-    try:
-        statuses = file_io.list_status(schema_dir) if file_io.exists(schema_dir) else []
-        ids = []
-        for status in statuses or ():
-            file_name = status.path.split("/")[-1]
-            if file_name.startswith(_SCHEMA_PREFIX) and file_name[len(_SCHEMA_PREFIX):].isdigit():
-                ids.append(int(file_name[len(_SCHEMA_PREFIX):]))
-        if not ids:
-            raise TableNotFoundError(_what_is_missing(open_catalog(warehouse, options), warehouse, name))
-        schema_path = f"{schema_dir}/{_SCHEMA_PREFIX}{max(ids)}"
-        text = file_io.read_file_utf8(schema_path)
-    except TableNotFoundError:
-        raise
-    except Exception as exc:
-        raise StorageError(f"table {name}: cannot read its schema in {schema_dir}: {exc}") from exc
-    try:
-        return TableSchema.from_json(text), _url(path)
-    except Exception as exc:
-        raise UnsupportedTableError(
-            f"table {name}: pypaimon cannot parse its schema file {schema_path}: {exc}"
-        ) from exc
+    # The filesystem catalog's layout, as pypaimon's FileSystemCatalog builds it:
+    # {warehouse}/{database}.db/{table}.
+    path = f"{warehouse.rstrip('/')}/{database}{DATABASE_SUFFIX}/{table_name}"
+    schema = read_latest_schema(file_io, path, name)
+    if schema is None:
+        raise TableNotFoundError(_what_is_missing(open_catalog(warehouse, options), warehouse, name))
+    return schema, _url(path)
 
 
 def _url(path: str) -> str:
-    from paimon_feed._layout import local_url
-
     return path if "://" in path else local_url(path)
 
 

@@ -51,7 +51,8 @@ async def settle_async(released) -> bool:
 def consumer_waiting(feed: ChangeFeed) -> bool:
     # A peek at the queue's waiting getters, so the test closes a feed whose consumer waits,
     # the case it pins, rather than one that has not asked for its next batch yet.
-    return feed._queue is not None and len(feed._queue._getters) > 0
+    queue = feed._consuming.queue
+    return queue is not None and len(queue._getters) > 0
 
 
 def commits_in(batches) -> list[int]:

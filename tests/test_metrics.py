@@ -129,7 +129,7 @@ def test_a_removed_feed_is_no_longer_reported_nor_observed(append_table):
     assert value(scrape(collector), "paimon_feed_batches_delivered_total", "db.events", "etl") == 0
     collector.remove(feed)
     assert scrape(collector) == {}
-    assert feed._delivery_listeners == []  # noqa: SLF001 - the histogram stopped listening
+    assert feed._consuming.listeners == []  # noqa: SLF001 - the histogram stopped listening
 
 
 def test_without_prometheus_client_the_error_names_the_extra(monkeypatch):

@@ -87,7 +87,7 @@ def test_a_table_created_while_running_is_followed_from_its_first_snapshot(wareh
 
 
 def test_a_dropped_table_ends_its_stream_with_a_log_line_and_a_count(warehouse, cat, three_tables, caplog):
-    caplog.set_level(logging.WARNING, logger="paimon_feed.warehouse")
+    caplog.set_level(logging.WARNING, logger="paimon_feed.feed.warehouse")
 
     async def main():
         async with WarehouseFeed(warehouse, start="latest", discovery_interval=3600) as feed:

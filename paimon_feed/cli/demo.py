@@ -26,9 +26,9 @@ import pyarrow as pa
 
 from paimon_feed.checkpoint import CheckpointStore
 from paimon_feed.feed import ChangeFeed
+from paimon_feed.feed.warehouse import WarehouseFeed
 from paimon_feed.planner import Timeline
 from paimon_feed.tables import commit_arrow
-from paimon_feed.warehouse import WarehouseFeed
 
 __all__ = ["run_demo"]
 

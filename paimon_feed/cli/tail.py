@@ -355,7 +355,7 @@ def _run_tail_warehouse(args: argparse.Namespace) -> int:
     writer = RowWriter(args.format, sys.stdout)
 
     async def tail() -> int:
-        from paimon_feed.warehouse import WarehouseFeed
+        from paimon_feed.feed.warehouse import WarehouseFeed
 
         async with WarehouseFeed(
             catalog,

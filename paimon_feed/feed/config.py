@@ -1,16 +1,86 @@
-"""Argument checks of :class:`~paimon_feed.feed.ChangeFeed`: a wrong-typed argument is a
-:class:`ConfigurationError` naming it, not an AttributeError or TypeError from deep inside
-planning."""
+"""The options of a :class:`~paimon_feed.feed.ChangeFeed`, checked once into a frozen
+:class:`FeedOptions`: a wrong-typed argument is a :class:`ConfigurationError` naming it, not an
+AttributeError or TypeError from deep inside planning."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from paimon_feed.errors import ConfigurationError
+from paimon_feed.notifiers import Notifier, create_notifier
+from paimon_feed.planner.planner import OverwritePolicy
+from paimon_feed.progress import ExpiredPolicy, HistoryPolicy, check_policies
+from paimon_feed.start import StartPosition, StartSpec, parse_end, parse_start
 from paimon_feed.tables import check_data_table, check_table_endpoint
 
-__all__ = ["check_type", "check_number", "check_names", "check_table", "check_predicate", "check_buckets"]
+__all__ = [
+    "FeedOptions",
+    "check_type",
+    "check_number",
+    "check_names",
+    "check_table",
+    "check_predicate",
+    "check_buckets",
+    "check_notifier",
+]
+
+
+@dataclass(frozen=True)
+class FeedOptions:
+    """A feed's options, checked; ``projection`` and ``buckets`` as lists, ``start`` and ``end``
+    also parsed (see :class:`~paimon_feed.feed.ChangeFeed` for their meanings).
+
+    The checks run in ``__post_init__``, in the order of the arguments, so the first wrong one
+    is named.
+    """
+
+    consumer_id: str | None
+    start: StartSpec
+    end: int | str | None
+    notifier: str | Notifier
+    reconcile_interval: float
+    poll_interval: float
+    include_row_kind: bool
+    projection: Sequence[str] | None
+    predicate: Any
+    buckets: Iterable[int] | None
+    max_pending: int
+    catch_up_threshold: int
+    auto_commit: bool
+    on_expired: ExpiredPolicy
+    sqs_queue_url: str | None
+    overwrite: OverwritePolicy
+    on_history_rewritten: HistoryPolicy
+    #: ``start`` parsed
+    start_position: StartPosition = field(init=False)
+    #: ``end`` parsed: the last snapshot id delivered (inclusive), or ``None``
+    end_snapshot: int | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        check_type("consumer_id", self.consumer_id, str, "a string such as 'orders-etl'", optional=True)
+        check_number("reconcile_interval", self.reconcile_interval, "seconds", minimum=0.0)
+        check_number("poll_interval", self.poll_interval, "seconds", minimum=0.0)
+        check_type("include_row_kind", self.include_row_kind, bool, "True or False")
+        check_type("auto_commit", self.auto_commit, bool, "True or False")
+        # Normalised in place: a frozen value is set once, here.
+        object.__setattr__(self, "projection", check_names("projection", self.projection))
+        check_predicate(self.predicate)
+        object.__setattr__(self, "buckets", check_buckets(self.buckets))
+        check_type("max_pending", self.max_pending, int, "a whole number of batches")
+        check_type("catch_up_threshold", self.catch_up_threshold, int, "a whole number of snapshots")
+        check_type("sqs_queue_url", self.sqs_queue_url, str, "the queue's URL", optional=True)
+        if self.max_pending < 1:
+            raise ConfigurationError(f"max_pending must be >= 1, got {self.max_pending}")
+        check_policies(self.on_expired, self.on_history_rewritten)
+        object.__setattr__(self, "start_position", parse_start(self.start))
+        object.__setattr__(self, "end_snapshot", parse_end(self.end))
+
+    @property
+    def notifier_options(self) -> dict[str, Any]:
+        """The options a notifier made by name gets."""
+        return {"poll_interval": self.poll_interval, "sqs_queue_url": self.sqs_queue_url}
 
 
 def check_type(
@@ -74,7 +144,18 @@ def check_buckets(buckets: Any) -> list[int] | None:
     if buckets is None:
         return None
     check_type("buckets", buckets, Iterable, "bucket ids such as [0, 1]")
-    buckets = list(buckets)
-    for bucket in buckets:
+    ids: list[int] = list(buckets)
+    for bucket in ids:
         check_type("buckets", bucket, int, "bucket ids such as [0, 1]")
-    return buckets
+    return ids
+
+
+def check_notifier(notifier: Any, table_url: str, options: dict[str, Any]) -> None:
+    """Fail on a bad notifier now, not in the background task: a name is tried on the table's
+    URL, anything else must be a :class:`Notifier`."""
+    if isinstance(notifier, str):
+        create_notifier(notifier, table_url, **options)
+    elif not isinstance(notifier, Notifier):
+        raise ConfigurationError(
+            f"notifier must be 'auto', 'local', 'poll', 'sqs' or a Notifier, got {notifier!r}"
+        )

@@ -9,7 +9,10 @@ from __future__ import annotations
 import statistics
 from collections import Counter, deque
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from paimon_feed.batch import FeedBatch
 
 __all__ = ["FeedMetrics", "FeedStats"]
 
@@ -79,3 +82,51 @@ class FeedStats:
         if not latencies:
             return None, None
         return statistics.median(latencies), latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
+
+    def metrics(
+        self,
+        *,
+        table: str,
+        consumer_id: str | None,
+        notifier: str,
+        delivered: FeedBatch | None,
+        committed_next: int | None,
+        lag_ms: float,
+        queue_depth: int,
+        expired_restarts: int,
+        history_rewrites: int,
+        overwrites_skipped: int,
+    ) -> FeedMetrics:
+        """These counters with what the feed's other roles know, as a :class:`FeedMetrics`."""
+        delivered_id = delivered.snapshot_id if delivered else None
+        latest = self.latest_known
+        lag_snapshots = max(0, (latest or 0) - (delivered_id or 0)) if latest is not None else 0
+        p50, p99 = self.latency_percentiles()
+        return FeedMetrics(
+            table=table,
+            consumer_id=consumer_id,
+            mode="fallback-poll" if self.in_fallback else "push",
+            notifier=notifier,
+            push_healthy=not self.in_fallback,
+            batches_planned=self.batches_planned,
+            batches_delivered=self.batches_delivered,
+            snapshots_delivered=self.snapshots_delivered,
+            last_delivered_snapshot_id=delivered_id,
+            committed_next_snapshot_id=committed_next,
+            latest_known_snapshot_id=latest,
+            lag_snapshots=lag_snapshots,
+            lag_ms=lag_ms,
+            latency_ms_p50=p50,
+            latency_ms_p99=p99,
+            queue_depth=queue_depth,
+            hints_by_source=dict(self.hints),
+            wakeups=self.wakeups,
+            reconciles=self.reconciles,
+            fallbacks=self.fallbacks,
+            storage_retries=self.storage_retries,
+            expired_restarts=expired_restarts,
+            history_rewrites=history_rewrites,
+            schema_changes=self.schema_changes,
+            current_schema_id=delivered.schema_id if delivered else None,
+            overwrites_skipped=overwrites_skipped,
+        )

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -21,7 +20,7 @@ from botocore.config import Config
 from s3_support import MotoServer, S3Queue, s3_catalog_options
 from support import tables
 from support.feeds import Delivered
-from support.fixtures import WriterProcess
+from support.fixtures import WRITER, WriterProcess
 
 from paimon_feed.notifiers.sqs import SqsNotifier
 
@@ -37,7 +36,6 @@ __all__ = [
 ]
 
 WAIT = 90.0  # seconds: a generous bound for waiting on moto, never a latency claim
-WRITER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "s3_writer.py")
 
 
 def s3_catalog(queue: S3Queue) -> Any:

@@ -111,7 +111,7 @@ def test_auto_notifier_picks_sqs_for_an_s3_table_when_a_queue_is_configured(
             await asyncio.to_thread(tables.commit, table, 1)
             await asyncio.to_thread(tables.commit, table, 2)
             delivered = await consume(feed, until=has_commit(2))
-            return delivered, feed.metrics(), type(feed._notifier).__name__
+            return delivered, feed.metrics(), type(feed._lifecycle.notifier).__name__
 
     delivered, metrics, notifier_type = run(main())
 
@@ -131,7 +131,7 @@ def test_auto_notifier_polls_an_s3_table_when_no_queue_is_configured(s3_queue, m
         async with ChangeFeed(table, start="latest", poll_interval=0.2) as feed:
             await asyncio.to_thread(tables.commit, table, 1)
             delivered = await consume(feed, until=has_commit(1))
-            return delivered, feed.metrics(), type(feed._notifier).__name__
+            return delivered, feed.metrics(), type(feed._lifecycle.notifier).__name__
 
     delivered, metrics, notifier_type = run(main())
 

@@ -3,7 +3,7 @@
 Run by hand (not collected by pytest) when moto, pyarrow or pypaimon change how a commit looks
 on S3::
 
-    python tests/notifiers/capture_payloads.py
+    PYTHONPATH=tests python tests/notifiers/capture_payloads.py
 
 Each JSON file holds one scenario: the exact message bodies the queue received, in order, and
 the snapshot ids pypaimon committed (read back from the table), so the parser tests can assert
@@ -13,13 +13,10 @@ that exactly those snapshots produce hints.
 from __future__ import annotations
 
 import json
-import sys
 from importlib.metadata import version
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from s3_support import (  # noqa: E402
+from s3_support import (
     MotoServer,
     S3Queue,
     commit_rows,

@@ -13,6 +13,7 @@ import threading
 
 import pytest
 from support import tables
+from support.fixtures import python_env
 from support.tables import append_rows, commit, table_dir
 
 from paimon_feed import ChangeFeed, LocalNotifier, WarehouseFeed
@@ -182,7 +183,6 @@ def test_1000_tables_under_ulimit_n_256(tmp_path):
         """
         import asyncio, os, resource, sys
         resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
-        sys.path.insert(0, sys.argv[2])
         from support import tables
         from paimon_feed import WarehouseFeed
         cat = tables.catalog(sys.argv[1])
@@ -205,11 +205,9 @@ def test_1000_tables_under_ulimit_n_256(tmp_path):
         asyncio.run(main())
         """
     )
-    tests_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     result = subprocess.run(
-        [sys.executable, "-c", script, str(tmp_path / "wh"), tests_dir],
-        capture_output=True, text=True, timeout=600,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join([tests_dir, os.environ.get("PYTHONPATH", "")])},
+        [sys.executable, "-c", script, str(tmp_path / "wh")],
+        capture_output=True, text=True, timeout=600, env=python_env(),
     )
     assert result.returncode == 0, result.stderr[-3000:]
     print(result.stdout)

@@ -50,7 +50,8 @@ _PROCESS = textwrap.dedent(
 #: Imported by pypaimon's table and read modules when they load (pandas through
 #: ``pyarrow.dataset``), or by the asyncio feed and notifiers.
 HEAVY = ("pandas", "polars", "requests", "asyncio", "pyarrow.dataset")
-TABLE_MODULES = ("pypaimon.table.file_store_table", "pypaimon.catalog.catalog", "paimon_feed.planner")
+# paimon_feed.planner itself is light (its names are imported on first use); the planner is not.
+TABLE_MODULES = ("pypaimon.table.file_store_table", "pypaimon.catalog.catalog", "paimon_feed.planner.planner")
 FEED_MODULES = ("paimon_feed.feed", "paimon_feed.notifiers", "watchfiles")
 
 
@@ -104,7 +105,7 @@ _PLANNER = textwrap.dedent(
     before = set(sys.modules)
     import pypaimon.read.plan, pypaimon.read.scanner.changelog_follow_up_scanner
     theirs = set(sys.modules)
-    import paimon_feed.planner
+    from paimon_feed.planner import Planner, Timeline
     print(json.dumps(sorted(set(sys.modules) - theirs)))
     """
 )

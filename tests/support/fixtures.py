@@ -5,12 +5,22 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from support import tables
 
-WRITER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "writer.py")
+TESTS = Path(__file__).resolve().parents[1]
+WRITER = "support.writer"
+
+
+def python_env(**extra: str) -> dict[str, str]:
+    """The environment of a test's Python subprocess: this checkout's ``paimon_feed`` (the
+    repository root) and the test helpers (``tests/``) importable through ``PYTHONPATH``, as
+    pytest's ``pythonpath`` and rootdir conftest make them for the tests themselves."""
+    paths = [str(TESTS.parent), str(TESTS), os.environ.get("PYTHONPATH", "")]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(path for path in paths if path), **extra}
 
 
 @pytest.fixture
@@ -41,15 +51,16 @@ def any_table(request, cat):
 
 
 class WriterProcess:
-    """A writer script committing in another process while the test consumes; it prints
-    ``done`` when it has committed everything."""
+    """A writer module (``python -m``) committing in another process while the test consumes;
+    it prints ``done`` when it has committed everything."""
 
-    def __init__(self, script: str, *args: object):
+    def __init__(self, module: str, *args: object):
         self.process = subprocess.Popen(
-            [sys.executable, script, *(str(arg) for arg in args)],
+            [sys.executable, "-m", module, *(str(arg) for arg in args)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            env=python_env(),
         )
 
     def wait(self, timeout: float = 120) -> None:

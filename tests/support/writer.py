@@ -1,22 +1,29 @@
-"""A writer in its own process: ``python writer.py WAREHOUSE DB.TABLE FIRST LAST [INTERVAL]``.
+"""A writer in its own process (tests/ on ``PYTHONPATH``: :func:`support.fixtures.python_env`)::
+
+    python -m support.writer WAREHOUSE DB.TABLE FIRST LAST [INTERVAL]
+    python -m support.writer CATALOG_OPTIONS_JSON DB.TABLE FIRST LAST [INTERVAL]
 
 Commits numbers FIRST..LAST with the deterministic rows of ``tables.rows_for``, sleeping
-INTERVAL seconds between commits, then prints ``done``.
+INTERVAL seconds between commits, then prints ``done``. A local warehouse is a path; an
+``s3://`` table on moto is reached with its catalog options, a JSON object.
 """
 
-import os
+import json
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from pypaimon import CatalogFactory
 
-from support.tables import catalog, commit  # noqa: E402
+from support.tables import catalog, commit
 
 
 def main() -> None:
-    warehouse, name, first, last = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    where, name, first, last = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     interval = float(sys.argv[5]) if len(sys.argv) > 5 else 0.0
-    table = catalog(warehouse).get_table(name)
+    if where.startswith("{"):
+        table = CatalogFactory.create(json.loads(where)).get_table(name)
+    else:
+        table = catalog(where).get_table(name)
     for n in range(first, last + 1):
         commit(table, n)
         if interval:

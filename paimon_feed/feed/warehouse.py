@@ -29,20 +29,21 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from paimon_feed._aio import cancel_and_wait
 from paimon_feed.batch import FeedBatch
-from paimon_feed.errors import ConfigurationError, FeedClosedError, TableNotFoundError
-from paimon_feed.feed import ChangeFeed, FeedMetrics, SyncChangeFeed
-from paimon_feed.notifiers import Notifier, create_notifier
-from paimon_feed.routing import TableSelector, list_tables
+from paimon_feed.errors import ConfigurationError, FeedClosedError
+from paimon_feed.feed.config import check_notifier
+from paimon_feed.feed.feed import ChangeFeed
+from paimon_feed.feed.following import Done, Failure, Following
+from paimon_feed.feed.lifecycle import open_notifier
+from paimon_feed.feed.stats import FeedMetrics
+from paimon_feed.feed.sync import SyncChangeFeed
+from paimon_feed.notifiers import Notifier
+from paimon_feed.routing import TableSelector
 
 __all__ = ["WarehouseFeed", "WarehouseMetrics", "SyncWarehouseFeed"]
 
 logger = logging.getLogger(__name__)
 
-_OPENING_AT_ONCE = 8  # tables opened concurrently (each open reads a few metadata files)
-_NOT_READY_RETRY = 0.05  # seconds; a new table directory whose schema is not written yet
-_NOT_READY_ATTEMPTS = 40
 _FEED_OPTIONS = set(inspect.signature(ChangeFeed.__init__).parameters) - {"self", "table", "notifier"}
 
 
@@ -55,24 +56,6 @@ class WarehouseMetrics:
     tables_dropped: int = 0
     tables_failed: int = 0
     listings: int = 0
-
-
-class _Failure:
-    def __init__(self, error: BaseException) -> None:
-        self.error = error
-
-
-class _Done:
-    pass
-
-
-@dataclass(eq=False)
-class _Table:
-    name: str
-    feed: ChangeFeed
-    pump: asyncio.Task[None] | None = None
-    closed: bool = False
-    ended: bool = False
 
 
 class WarehouseFeed:
@@ -139,22 +122,19 @@ class WarehouseFeed:
         self.max_pending = int(feed_options.get("max_pending", 8))
         self._feed_options = feed_options
         self._notifier_spec = notifier
-        if isinstance(notifier, str):
-            create_notifier(notifier, self.warehouse, **self._notifier_options())
-        elif not isinstance(notifier, Notifier):
-            raise ConfigurationError(f"notifier must be a name or a Notifier, got {notifier!r}")
+        check_notifier(notifier, self.warehouse, self._notifier_options())
         self._notifier: Notifier | None = None
         self._owns_notifier = False
-        self._tables: dict[str, _Table] = {}
-        self._skipped: set[str] = set()
+        self._following = Following(
+            warehouse=self.warehouse, catalog=self._catalog, selector=self.selector, start=start,
+            discovery_interval=self.discovery_interval, on_table_error=on_table_error,
+            feed_options=feed_options,
+        )
         self._queue: asyncio.Queue[Any] | None = None
-        self._relist = asyncio.Event()
-        self._discovery: asyncio.Task[None] | None = None
         self._stop_watch: Callable[[], None] | None = None
         self._started = self._closed = self._finished = False
         self._last_yielded: FeedBatch | None = None
         self._listeners: list[Callable[[FeedBatch, float], None]] = []
-        self._discovered = self._dropped = self._failed = self._listings = 0
 
     def _notifier_options(self) -> dict[str, Any]:
         return {key: self._feed_options[key] for key in ("poll_interval", "sqs_queue_url")
@@ -175,21 +155,18 @@ class WarehouseFeed:
             return
         self._started = True
         self._queue = asyncio.Queue(maxsize=self.max_pending)
-        if isinstance(self._notifier_spec, Notifier):
-            self._notifier = self._notifier_spec
-        else:
-            self._notifier = create_notifier(self._notifier_spec, self.warehouse, **self._notifier_options())
-            self._owns_notifier = True
+        self._notifier, self._owns_notifier = open_notifier(
+            self._notifier_spec, self.warehouse, self._notifier_options()
+        )
+        self._following.attach(self._notifier, self._queue)
         try:
-            self._stop_watch = self._notifier.watch_warehouse(self.warehouse, self._relist.set)
-            await self._refresh(initial=True)
+            self._stop_watch = self._notifier.watch_warehouse(self.warehouse, self._following.relist)
+            await self._following.refresh(initial=True)
         except BaseException:
             await self.close()
             raise
-        logger.info("warehouse feed of %s started: %d tables", self.warehouse, len(self._tables))
-        self._discovery = asyncio.get_running_loop().create_task(
-            self._discover(), name=f"paimon-feed-warehouse-{self.warehouse}"
-        )
+        logger.info("warehouse feed of %s started: %d tables", self.warehouse, len(self.tables()))
+        self._following.start_discovery()
 
     async def close(self) -> None:
         """Stop every table's feed and discovery. Idempotent; uncommitted batches stay so."""
@@ -198,11 +175,7 @@ class WarehouseFeed:
         self._closed = True
         if self._stop_watch is not None:
             self._stop_watch()
-        tasks = [t.pump for t in self._tables.values() if t.pump is not None]
-        if self._discovery is not None:
-            tasks.append(self._discovery)
-        await cancel_and_wait(tasks)
-        await asyncio.gather(*(self._close_table(t) for t in list(self._tables.values())))
+        await self._following.close()
         if self._owns_notifier and self._notifier is not None:
             await self._notifier.close()
         logger.info("warehouse feed of %s closed", self.warehouse)
@@ -227,9 +200,9 @@ class WarehouseFeed:
         assert queue is not None  # start() made it
         while not self._finished:
             item = await queue.get()
-            if isinstance(item, _Done):
+            if isinstance(item, Done):
                 self._finished = True
-            elif isinstance(item, _Failure):
+            elif isinstance(item, Failure):
                 self._finished = True
                 raise item.error
             else:
@@ -247,8 +220,8 @@ class WarehouseFeed:
     async def commit(self, batch: FeedBatch) -> None:
         """Record that ``batch`` is processed, in its table's consumer file (see
         :meth:`ChangeFeed.commit`). A batch of a table no longer followed is ignored."""
-        table = self._tables.get(batch.table)
-        if table is None or table.closed:
+        table = self._following.get(batch.table)
+        if table is None:
             logger.debug("commit of %s ignored: the table is no longer followed", batch.table)
             return
         await table.feed.commit(batch)
@@ -264,132 +237,18 @@ class WarehouseFeed:
 
     def tables(self) -> list[str]:
         """The tables followed now, sorted."""
-        return sorted(name for name, table in self._tables.items() if not table.closed)
+        return sorted(self._following.feeds())
 
     def table_feeds(self) -> dict[str, ChangeFeed]:
         """Each followed table's :class:`ChangeFeed` (for metrics collectors)."""
-        return {name: t.feed for name, t in self._tables.items() if not t.closed}
+        return self._following.feeds()
 
     def metrics(self) -> WarehouseMetrics:
         return WarehouseMetrics(
             tables={name: feed.metrics() for name, feed in sorted(self.table_feeds().items())},
-            tables_discovered=self._discovered, tables_dropped=self._dropped,
-            tables_failed=self._failed, listings=self._listings,
+            tables_discovered=self._following.discovered, tables_dropped=self._following.dropped,
+            tables_failed=self._following.failed, listings=self._following.listings,
         )
-
-    async def _discover(self) -> None:
-        while True:
-            try:
-                await asyncio.wait_for(self._relist.wait(), self.discovery_interval)
-            except asyncio.TimeoutError:
-                pass
-            self._relist.clear()
-            try:
-                await self._refresh(initial=False)
-            except Exception as exc:  # noqa: BLE001 - a failed listing is retried next time
-                logger.warning("listing warehouse %s failed: %s; retrying in %.0fs",
-                               self.warehouse, exc, self.discovery_interval)
-
-    async def _refresh(self, *, initial: bool) -> None:
-        """List the warehouse: follow new matching tables, end dropped ones."""
-        self._listings += 1
-        names = set(await asyncio.to_thread(list_tables, self._catalog, self.selector))
-        for name in sorted(set(self._tables) - names):
-            await self._end_table(self._tables[name], "dropped from the warehouse")
-        self._skipped &= names  # a skipped table that was dropped may come back as a new one
-        new = sorted(names - set(self._tables) - self._skipped)
-        semaphore = asyncio.Semaphore(_OPENING_AT_ONCE)
-
-        async def follow(name: str) -> None:
-            async with semaphore:
-                await self._follow(name, self.start_spec if initial else "earliest", initial)
-
-        await asyncio.gather(*(follow(name) for name in new))
-
-    async def _follow(self, name: str, start: Any, initial: bool) -> None:
-        feed = None
-        for _ in range(_NOT_READY_ATTEMPTS):
-            try:
-                feed = await asyncio.to_thread(self._open, name, start)
-                break
-            except TableNotFoundError:
-                # A directory without a schema yet (being created): look again shortly; after
-                # that, the next listing does.
-                await asyncio.sleep(_NOT_READY_RETRY)
-            except Exception as exc:  # noqa: BLE001 - the table error policy decides
-                await self._table_failed(name, None, exc)
-                return
-        if feed is None or self._closed or name in self._tables:
-            return
-        table = self._tables[name] = _Table(name, feed)
-        try:
-            await feed.start()
-        except Exception as exc:  # noqa: BLE001 - the table error policy decides
-            await self._table_failed(name, table, exc)
-            return
-        if not initial:
-            self._discovered += 1
-            logger.info("warehouse %s: new table %s followed from its first snapshot",
-                        self.warehouse, name)
-        table.pump = asyncio.get_running_loop().create_task(self._pump(table), name=f"paimon-feed-{name}")
-
-    def _open(self, name: str, start: Any) -> ChangeFeed:
-        from paimon_feed.tables import open_table
-
-        table = open_table(self.warehouse, name, catalog=self._catalog)
-        assert self._notifier is not None  # start() opened it before following any table
-        return ChangeFeed(table, start=start, notifier=self._notifier, **self._feed_options)
-
-    async def _pump(self, table: _Table) -> None:
-        queue = self._queue
-        assert queue is not None  # start() made it before following any table
-        try:
-            async for batch in table.feed:
-                await queue.put((table, batch))
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - the table error policy decides
-            await self._table_failed(table.name, table, exc)
-            return
-        table.ended = True
-        if all(t.ended or t.closed for t in self._tables.values()):
-            await queue.put(_Done())
-
-    async def _table_failed(self, name: str, table: _Table | None, exc: BaseException) -> None:
-        if table is not None and not await self._still_exists(table):
-            await self._end_table(table, "dropped from the warehouse")
-            return
-        self._failed += 1
-        if self.on_table_error == "skip":
-            logger.warning("warehouse %s: table %s skipped after an error: %s", self.warehouse, name, exc)
-            self._skipped.add(name)
-            if table is not None:
-                await self._end_table(table, None)
-            return
-        assert self._queue is not None  # start() made it before following any table
-        await self._queue.put(_Failure(exc))
-
-    async def _still_exists(self, table: _Table) -> bool:
-        path = f"{str(table.feed.table.table_path).rstrip('/')}/schema"
-        return await asyncio.to_thread(table.feed.table.file_io.exists, path)
-
-    async def _end_table(self, table: _Table, reason: str | None) -> None:
-        if table.closed:
-            return
-        table.closed = True
-        if reason is not None:
-            self._dropped += 1
-            logger.warning("warehouse %s: table %s %s; its stream ends", self.warehouse, table.name, reason)
-        if table.pump is not None and table.pump is not asyncio.current_task():
-            await cancel_and_wait([table.pump])
-        await self._close_table(table)
-        if self._tables.get(table.name) is table:
-            del self._tables[table.name]
-
-    @staticmethod
-    async def _close_table(table: _Table) -> None:
-        table.closed = True
-        await table.feed.close()
 
 
 class SyncWarehouseFeed(SyncChangeFeed):

@@ -1,0 +1,71 @@
+"""pypaimon's catalog internals that :mod:`paimon_feed.tables` needs: the exceptions its catalogs
+raise for a missing table, its file IO on a warehouse, and a table's latest schema read from the
+schema files.
+
+Part of the one place paimon-feed touches pypaimon internals (``paimon_feed.planner``). Nothing
+here loads pypaimon's catalog or table modules, which import pandas, polars and requests (about
+half a second): Spark's ``load()`` reads a schema in a process that needs nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from paimon_feed._layout import SCHEMA_DIR
+from paimon_feed.errors import StorageError, UnsupportedTableError
+
+__all__ = ["not_found_errors", "warehouse_file_io", "read_latest_schema"]
+
+_SCHEMA_PREFIX = "schema-"
+
+
+def not_found_errors() -> tuple[type[Exception], ...]:
+    """What a pypaimon catalog's ``get_table`` raises when the database or the table does not
+    exist."""
+    from pypaimon.catalog.catalog_exception import (
+        DatabaseNotExistException,
+        TableNotExistException,
+    )
+
+    return TableNotExistException, DatabaseNotExistException
+
+
+def warehouse_file_io(warehouse: str, options: Mapping[str, str]) -> Any:
+    """pypaimon's file IO on ``warehouse``, as its filesystem catalog makes it from ``options``."""
+    from pypaimon.common.file_io import FileIO
+    from pypaimon.common.options import Options
+
+    return FileIO.get(warehouse, Options({**options, "warehouse": warehouse}))
+
+
+def read_latest_schema(file_io: Any, table_path: str, name: str) -> Any | None:
+    """The newest schema (a pypaimon ``TableSchema``) in the table's ``schema/schema-N`` files,
+    as pypaimon's ``SchemaManager`` lays them out (the highest id is the latest), or ``None`` if
+    there is none (no such table, or one still being created).
+
+    Raises :class:`StorageError` if the files cannot be listed or read, and
+    :class:`UnsupportedTableError` if pypaimon cannot parse the newest one.
+    """
+    from pypaimon.schema.table_schema import TableSchema
+
+    schema_dir = f"{table_path}/{SCHEMA_DIR}"
+    try:
+        statuses = file_io.list_status(schema_dir) if file_io.exists(schema_dir) else []
+        ids = []
+        for status in statuses or ():
+            file_name = status.path.split("/")[-1]
+            if file_name.startswith(_SCHEMA_PREFIX) and file_name[len(_SCHEMA_PREFIX):].isdigit():
+                ids.append(int(file_name[len(_SCHEMA_PREFIX):]))
+        if not ids:
+            return None
+        schema_path = f"{schema_dir}/{_SCHEMA_PREFIX}{max(ids)}"
+        text = file_io.read_file_utf8(schema_path)
+    except Exception as exc:
+        raise StorageError(f"table {name}: cannot read its schema in {schema_dir}: {exc}") from exc
+    try:
+        return TableSchema.from_json(text)
+    except Exception as exc:
+        raise UnsupportedTableError(
+            f"table {name}: pypaimon cannot parse its schema file {schema_path}: {exc}"
+        ) from exc
