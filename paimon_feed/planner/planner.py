@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 
 from paimon_feed.batch import BatchKind, FeedBatch, SnapshotMark
 from paimon_feed.errors import (
@@ -68,11 +68,17 @@ def reads_in_flight(table_url: str) -> int:
     return _READS_IN_FLIGHT_LOCAL if scheme == "file" else _READS_IN_FLIGHT_REMOTE
 
 
-def _storage_boundary(method):
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _storage_boundary(
+    method: Callable[Concatenate[Planner, _P], _R],
+) -> Callable[Concatenate[Planner, _P], _R]:
     """Translate failures escaping a public planner method into FeedErrors (see _translate)."""
 
     @functools.wraps(method)
-    def wrapper(self, *args, **kwargs):
+    def wrapper(self: Planner, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         try:
             return method(self, *args, **kwargs)
         except FeedError:
@@ -83,12 +89,14 @@ def _storage_boundary(method):
     return wrapper
 
 
-def _construction_boundary(init):
+def _construction_boundary(
+    init: Callable[Concatenate[Planner, Any, _P], None],
+) -> Callable[Concatenate[Planner, Any, _P], None]:
     """Translate failures of building a planner into FeedErrors: whatever a table is, a
     caller that catches ``FeedError`` at ``Planner(...)`` catches it."""
 
     @functools.wraps(init)
-    def wrapper(self, table, *args, **kwargs):
+    def wrapper(self: Planner, table: Any, /, *args: _P.args, **kwargs: _P.kwargs) -> None:
         check_data_table(table)
         try:
             return init(self, table, *args, **kwargs)

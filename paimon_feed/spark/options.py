@@ -73,6 +73,7 @@ import difflib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Literal, cast
 
 from paimon_feed._units import parse_duration
 from paimon_feed.checkpoint import validate_consumer_id
@@ -152,7 +153,7 @@ class SourceOptions:
     max_snapshots_per_trigger: int | None = None
     include_row_kind: bool = False
     include_snapshot_id: bool = False
-    overwrite: str = "skip"
+    overwrite: Literal["skip", "read"] = "skip"
     consumer_id: str | None = None
     on_expired: str = "error"
     on_history_rewritten: str = "error"
@@ -342,7 +343,7 @@ def parse_options(
         include_snapshot_id=_boolean(
             "includeSnapshotId", source.get("includeSnapshotId", "false")
         ),
-        overwrite=overwrite,
+        overwrite=cast(Literal["skip", "read"], overwrite),
         consumer_id=consumer_id,
         on_expired=on_expired,
         on_history_rewritten=on_rewritten,
