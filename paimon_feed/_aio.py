@@ -16,6 +16,8 @@ import time
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, TypeVar
 
+from paimon_feed.errors import LoopClosedError
+
 __all__ = ["LoopClosedError", "LoopThread", "cancel_and_wait"]
 
 T = TypeVar("T")
@@ -32,10 +34,6 @@ async def cancel_and_wait(tasks: Iterable[asyncio.Future[Any]]) -> None:
         task.cancel()
     if pending:
         await asyncio.wait(pending)
-
-
-class LoopClosedError(RuntimeError):
-    """The :class:`LoopThread` stopped before (or while) running a coroutine."""
 
 
 def _run_until_stopped(loop: asyncio.AbstractEventLoop) -> None:

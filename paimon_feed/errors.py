@@ -25,6 +25,8 @@ Every error is a :class:`FeedError`, so ``except FeedError`` catches all of them
     ├── NotifierError           a push source failed (the feed falls back to polling)
     ├── InvocationFailedError   a direct Lambda invocation had tables that failed (so it is retried)
     └── FeedClosedError         the feed was used after it was closed
+        └── LoopClosedError     the event loop thread behind a sync feed (or Spark's notifier)
+                                stopped before it ran a call (internal: SyncChangeFeed says which feed)
 
 Messages name the table, snapshot id or option that is wrong, and what to do about it.
 Lower-level exceptions are chained (``raise ... from exc``).
@@ -58,6 +60,7 @@ __all__ = [
     "NotifierError",
     "InvocationFailedError",
     "FeedClosedError",
+    "LoopClosedError",
     "SparkNotInstalledError",
     "UnknownOptionError",
     "InvalidOptionError",
@@ -266,6 +269,11 @@ class InvocationFailedError(FeedError):
 
 class FeedClosedError(FeedError, RuntimeError):
     """The feed was used after it was closed."""
+
+
+class LoopClosedError(FeedClosedError):
+    """The event loop thread (:class:`paimon_feed._aio.LoopThread`) stopped before, or while,
+    running a coroutine."""
 
 
 # Errors of the integrations, here so that the tree above is the whole story; each is also
