@@ -121,6 +121,9 @@ class NativeRead:
         self._reader: Callable[[list], Any] | None = None
         self._broken: str | None = None
         self._name = table.identifier.get_full_name()
+        # pypaimon-rust yields batches of about a thousand rows whatever read.batch-size says;
+        # they are joined up to it, so a Spark executor hands its JVM a few large batches.
+        self._batch_rows = table.options.read_batch_size()
 
     @classmethod
     def for_table(
@@ -189,7 +192,12 @@ class NativeRead:
             yield from other([split])
             return
         if first is not None:
-            yield first
+            yield from _joined(self._rest(first, batches, split, target), self._batch_rows)
+
+    def _rest(
+        self, first: pa.RecordBatch, batches: Iterator[pa.RecordBatch], split: Any, target: pa.Schema
+    ) -> Iterator[pa.RecordBatch]:
+        yield first
         for batch in batches:
             conformed = self._conformed(batch, target)
             if conformed is None:
@@ -257,3 +265,27 @@ class NativeRead:
 
     def __repr__(self) -> str:
         return f"NativeRead({self._name!r}, row_kind={json.dumps(self._row_kind)})"
+
+
+def _joined(batches: Iterator[pa.RecordBatch], rows: int) -> Iterator[pa.RecordBatch]:
+    """``batches`` in order, small ones joined into batches of about ``rows`` rows (at least
+    ``rows`` but the last; a batch that is large already passes as it is)."""
+    pending: list[pa.RecordBatch] = []
+    count = 0
+    for batch in batches:
+        pending.append(batch)
+        count += batch.num_rows
+        if count >= rows:
+            yield from _concat(pending)
+            pending, count = [], 0
+    if pending:
+        yield from _concat(pending)
+
+
+def _concat(batches: list[pa.RecordBatch]) -> list[pa.RecordBatch]:
+    """``batches`` as one contiguous batch where Arrow makes one (pyarrow 16 has no
+    ``concat_batches``), else as they are."""
+    if len(batches) == 1:
+        return batches
+    joined = pa.Table.from_batches(batches).combine_chunks().to_batches()
+    return joined if len(joined) == 1 else batches

@@ -178,3 +178,18 @@ def test_without_the_switch_or_the_package_nothing_is_read_natively(cat, monkeyp
     assert _native_read.NativeRead.for_table(table, None, None) is not None
     monkeypatch.setattr(_native_read, "_runtime_available", lambda: False)
     assert _native_read.NativeRead.for_table(table, None, None) is None
+
+
+def test_rust_batches_are_joined_up_to_the_read_batch_size_in_order():
+    """pypaimon-rust yields ~1k-row batches; a Spark executor asks for 65,536-row ones."""
+    import pyarrow as pa
+
+    from paimon_feed.planner._native_read import _joined
+
+    small = [pa.record_batch({"id": list(range(n, n + 3))}) for n in range(0, 30, 3)]
+    empty = pa.record_batch({"id": pa.array([], pa.int64())})
+    joined = list(_joined(iter([empty, *small]), 7))
+    assert [b.num_rows for b in joined] == [9, 9, 9, 3]
+    assert [v for b in joined for v in b.column(0).to_pylist()] == list(range(30))
+    assert list(_joined(iter([small[0]]), 7)) == [small[0]]
+    assert list(_joined(iter([]), 7)) == []
