@@ -365,11 +365,15 @@ def configure_logging(verbosity: int) -> None:
     """Logs on stderr: warnings as note lines by default, ``-v`` info, ``-vv`` debug."""
     level = logging.WARNING if verbosity == 0 else logging.INFO if verbosity == 1 else logging.DEBUG
     log_format = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+    # Only the handler basicConfig adds is ours: a program (or a test runner) that configured
+    # logging before keeps its handlers, formats and filters as they were.
+    theirs = set(logging.getLogger().handlers)
     logging.basicConfig(level=level, stream=sys.stderr, format=log_format)
     if verbosity < 2:
         for handler in logging.getLogger().handlers:
-            handler.addFilter(_DropReraisedFailure())
-            handler.setFormatter(_NoteFormatter(log_format))
+            if handler not in theirs:
+                handler.addFilter(_DropReraisedFailure())
+                handler.setFormatter(_NoteFormatter(log_format))
         # pypaimon and watchfiles log every commit and change at INFO.
         for noisy in ("pypaimon", "watchfiles"):
             logging.getLogger(noisy).setLevel(logging.WARNING)
