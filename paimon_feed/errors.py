@@ -8,6 +8,8 @@ Every error is a :class:`FeedError`, so ``except FeedError`` catches all of them
     │   ├── InvalidConsumerIdError
     │   ├── MissingDependencyError   an optional extra ([s3], [spark]) is not installed
     │   │   └── SparkNotInstalledError
+    │   ├── SparkVersionError   the running Spark line lacks the API a call or an option needs
+    │   ├── VersionMismatchError   a Spark executor runs another paimon-feed/pypaimon than the driver
     │   ├── UnknownOptionError, InvalidOptionError   a Spark source option
     │   ├── InvalidOffsetError  a Spark offset this source did not write
     │   └── UnsupportedTypeError   a column type the Spark source cannot map
@@ -62,6 +64,8 @@ __all__ = [
     "FeedClosedError",
     "LoopClosedError",
     "SparkNotInstalledError",
+    "SparkVersionError",
+    "VersionMismatchError",
     "UnknownOptionError",
     "InvalidOptionError",
     "InvalidOffsetError",
@@ -279,7 +283,17 @@ class LoopClosedError(FeedClosedError):
 # Errors of the integrations, here so that the tree above is the whole story; each is also
 # importable from the module that raises it.
 class SparkNotInstalledError(MissingDependencyError):
-    """PySpark (4.2 or newer) is needed for the Spark source and is not installed."""
+    """PySpark is needed for the Spark source and runner and is not installed."""
+
+
+class SparkVersionError(ConfigurationError):
+    """The running Spark line lacks the API a call or an option needs; the message names the
+    option (or call), the Spark version it needs and what to use on this line."""
+
+
+class VersionMismatchError(ConfigurationError):
+    """A Spark executor imports another paimon-feed or pypaimon than the driver that planned
+    the read: splits and offsets are only understood by the versions that wrote them."""
 
 
 class UnknownOptionError(ConfigurationError):

@@ -14,6 +14,10 @@
         .load()
     )
 
+The Python data source needs Spark 4.0 or newer; :mod:`paimon_feed.spark.lines` says what each
+line offers (read limits from 4.2), and on Spark 3.5 :func:`register` raises
+:class:`SparkVersionError` pointing to ``foreach_batch``.
+
 ``spark.read.format("paimon_feed")`` reads the current state (or, with ``startingPosition`` and
 ``endSnapshot``, a bounded range of changes). Options are listed in
 :mod:`paimon_feed.spark.options`, offsets in :mod:`paimon_feed.spark.offsets`.
@@ -58,7 +62,8 @@ import logging
 import os
 from typing import Any
 
-from paimon_feed.errors import SparkNotInstalledError, install_hint
+from paimon_feed.errors import SparkNotInstalledError, SparkVersionError, install_hint
+from paimon_feed.spark.lines import installed_line
 from paimon_feed.spark.options import FORMAT_NAME
 
 __all__ = [
@@ -67,6 +72,7 @@ __all__ = [
     "FORMAT_NAME",
     "UNIX_SOCKETS_CONF",
     "SparkNotInstalledError",
+    "SparkVersionError",
 ]
 
 logger = logging.getLogger(__name__)
@@ -78,22 +84,28 @@ _INSTALL_HINT = install_hint("spark")
 
 
 def _source_module():
-    try:
-        import pyspark.sql.datasource  # noqa: F401
-    except ImportError as exc:
+    """``paimon_feed.spark.source``, imported on first use: PySpark 4.0+ (the Python data source
+    API); without PySpark the install hint, on Spark 3.5 a pointer to ``foreach_batch``."""
+    line = installed_line()
+    if line is None:
         raise SparkNotInstalledError(
-            f"the paimon_feed Spark source needs PySpark 4.2 or newer: {_INSTALL_HINT}"
-        ) from exc
+            f"the paimon_feed Spark source needs PySpark 4.0 or newer: {_INSTALL_HINT}"
+        )
+    line.require_data_source()
     from paimon_feed.spark import source
 
     return source
 
 
 def register(spark: Any) -> None:
-    """Make ``format("paimon_feed")`` available in ``spark`` (a ``SparkSession``)."""
+    """Make ``format("paimon_feed")`` available in ``spark`` (a ``SparkSession``).
+
+    Needs Spark 4.0 or newer: on Spark 3.5 it raises :class:`SparkVersionError`, pointing to
+    ``paimon_feed.spark.foreach_batch``, which serves that line."""
     source = _source_module()  # fails with the install hint before touching ``spark``
     spark.dataSource.register(source.PaimonFeedDataSource)
-    hint = socket_hint(_conf(spark, UNIX_SOCKETS_CONF))
+    line = installed_line()
+    hint = socket_hint(_conf(spark, UNIX_SOCKETS_CONF)) if line and line.unix_sockets else None
     if hint:
         # A warning: at INFO, Spark's and most applications' logging never shows it.
         logger.warning(hint)

@@ -3,18 +3,25 @@
 :func:`pack_splits` turns planned batches into :class:`SplitGroup` values (one per Spark task) on
 the driver; :func:`read_splits` reads one group in an executor with the planner's public read
 API (:mod:`paimon_feed.planner.read`), adding the ``_snapshot_id`` column when asked to.
+
+A group carries the paimon-feed and pypaimon versions of the driver that planned it, and an
+executor importing other versions refuses to read it (:class:`VersionMismatchError`, naming
+both): split bytes are pypaimon's serializer's, and what a group means is paimon-feed's.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import pyarrow as pa
 
 from paimon_feed.batch import FeedBatch
+from paimon_feed.errors import VersionMismatchError
 from paimon_feed.planner.read import read_serialized_splits
 from paimon_feed.planner.splits import divide_split, serialize_split
 from paimon_feed.spark.options import (
@@ -25,7 +32,15 @@ from paimon_feed.spark.options import (
 from paimon_feed.spark.schema import SNAPSHOT_ID_COLUMN
 from paimon_feed.spark.table import load_table
 
-__all__ = ["SplitGroup", "pack_splits", "read_splits", "OPEN_COST_BYTES", "READ_BATCH_ROWS"]
+__all__ = [
+    "SplitGroup",
+    "pack_splits",
+    "read_splits",
+    "component_versions",
+    "check_versions",
+    "OPEN_COST_BYTES",
+    "READ_BATCH_ROWS",
+]
 
 #: Each data file weighs at least this much when splits are packed into partitions (Spark's
 #: ``spark.sql.files.openCostInBytes``), so many small files do not pile into one task.
@@ -45,7 +60,8 @@ class SplitGroup:
     ``schema_id`` is the table schema every split is read into: the query's, which is never
     older than the schema a split was written with. ``row_kinds`` is empty, or holds for each
     split ``None`` (a change read as it was written) or the row kind every row of the split's
-    merged state gets (``-D``/``+I``: the rows an overwrite removed or added).
+    merged state gets (``-D``/``+I``: the rows an overwrite removed or added). ``versions``
+    is ``(paimon-feed, pypaimon)`` of the driver that planned the group (:func:`check_versions`).
     """
 
     splits: tuple[bytes, ...]
@@ -54,6 +70,7 @@ class SplitGroup:
     kind: str
     schema_id: int = 0
     row_kinds: tuple[str | None, ...] = ()
+    versions: tuple[str, str] | None = None
 
     @property
     def last_snapshot_id(self) -> int:
@@ -81,6 +98,7 @@ def pack_splits(
     total = sum(_weight(split) for batch in batches for split, _ in _kinded_splits(batch))
     max_bytes = min(max_partition_bytes, max(OPEN_COST_BYTES, math.ceil(total / min_partitions)))
     schema_id = table.table_schema.id
+    versions = component_versions()
     groups: list[SplitGroup] = []
     current: list[bytes] = []
     snapshot_ids: list[int] = []
@@ -94,7 +112,9 @@ def pack_splits(
         if current:
             assert first is not None and kind is not None  # set with the first split
             kinds = tuple(row_kinds) if any(row_kinds) else ()
-            groups.append(SplitGroup(tuple(current), tuple(snapshot_ids), first, kind, schema_id, kinds))
+            groups.append(SplitGroup(
+                tuple(current), tuple(snapshot_ids), first, kind, schema_id, kinds, versions
+            ))
         current, snapshot_ids, row_kinds, first, size = [], [], [], None, 0
 
     for batch in batches:
@@ -129,8 +149,10 @@ def read_splits(
 
     With ``includeSnapshotId`` each batch gets a ``_snapshot_id`` column: splits are read in
     runs of one snapshot each. ``conform`` maps each batch to what the caller needs (Spark's
-    Arrow schema).
+    Arrow schema). Raises :class:`VersionMismatchError` if the driver that planned ``group``
+    ran other versions than this process.
     """
+    check_versions(group, options.table)
     pairs = read_serialized_splits(
         load_table(options),
         group.splits,
@@ -146,3 +168,34 @@ def read_splits(
             ids = pa.repeat(pa.scalar(snapshot_id, pa.int64()), batch.num_rows)
             batch = batch.append_column(pa.field(SNAPSHOT_ID_COLUMN, pa.int64(), False), ids)
         yield conform(batch) if conform is not None else batch
+
+
+@functools.cache
+def component_versions() -> tuple[str, str]:
+    """``(paimon-feed, pypaimon)``: the versions this process imports."""
+    from paimon_feed import __version__
+
+    try:
+        pypaimon = version("pypaimon")
+    except PackageNotFoundError:  # on sys.path without its metadata (a copied directory)
+        import pypaimon as module
+
+        pypaimon = str(getattr(module, "__version__", "unknown"))
+    return __version__, pypaimon
+
+
+def check_versions(group: SplitGroup, table_name: str) -> None:
+    """Raise :class:`VersionMismatchError` if ``group`` was planned by a driver running another
+    paimon-feed or pypaimon than this executor (a group without versions is not checked)."""
+    here = component_versions()
+    if group.versions is None or tuple(group.versions) == here:
+        return
+    (feed, pypaimon), (driver_feed, driver_pypaimon) = here, group.versions
+    raise VersionMismatchError(
+        f"table {table_name}: this Spark executor runs paimon-feed {feed} with pypaimon "
+        f"{pypaimon}, but the driver that planned snapshots {group.first_snapshot_id}.."
+        f"{group.last_snapshot_id} runs paimon-feed {driver_feed} with pypaimon "
+        f"{driver_pypaimon}. Install the same versions on the driver and on every executor "
+        f"(one packed environment in spark.archives, or the same cluster libraries; see "
+        f"docs/spark.md, 'Executors')"
+    )

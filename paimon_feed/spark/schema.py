@@ -10,7 +10,7 @@ BOOLEAN                                     BooleanType
 CHAR(n) / VARCHAR(n) / STRING               StringType
 BINARY(n) / VARBINARY(n) / BYTES            BinaryType
 DATE                                        DateType
-TIME(p)                                     TimeType(min(p, 6)) (Spark >= 4.1)
+TIME(p)                                     TimeType(min(p, 6)) (Spark 4.1+; refused on 4.0)
 TIMESTAMP(p)                                TimestampNTZType (microseconds)
 TIMESTAMP(p) WITH LOCAL TIME ZONE /         TimestampType (microseconds)
 TIMESTAMP_LTZ(p)
@@ -31,6 +31,8 @@ declared Spark schema (``timestamp[us]``, ``list<element>``, nullability flags, 
 
 from __future__ import annotations
 
+import functools
+import inspect
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -42,6 +44,7 @@ from paimon_feed.errors import (
     SchemaChangedError,
     UnsupportedTypeError,
 )
+from paimon_feed.spark.lines import installed_line
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -97,6 +100,13 @@ def _atomic(type_name: str, where: str) -> T.DataType:
     time = _TIME.match(name)
     if time and hasattr(T, "TimeType"):
         return T.TimeType(min(int(time.group(1) or 0), 6))
+    if time:
+        line = installed_line()
+        raise UnsupportedTypeError(
+            f"{where} has Paimon type {type_name}: Spark has a TIME type from Spark 4.1 on, "
+            f"and this is PySpark {line.version if line else '?'}; read the table on Spark 4.1 "
+            f"or newer, or leave the column out of the table"
+        )
     raise UnsupportedTypeError(
         f"{where} has Paimon type {type_name}, which the paimon_feed Spark source cannot map "
         f"to a Spark type; read it with pypaimon directly or leave the column out of the table"
@@ -168,7 +178,16 @@ def arrow_schema(schema: T.StructType) -> pa.Schema:
     """The Arrow schema Spark requires of batches for ``schema`` (what its check compares)."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    return to_arrow_schema(schema, timezone="UTC")
+    if _names_time_zone(to_arrow_schema):
+        return to_arrow_schema(schema, timezone="UTC")
+    return to_arrow_schema(schema, timestamp_utc=True)  # type: ignore[call-arg]  # 4.0, 4.1
+
+
+@functools.cache
+def _names_time_zone(to_arrow_schema: Any) -> bool:
+    """Whether PySpark's ``to_arrow_schema`` takes ``timezone`` (newer lines) rather than
+    ``timestamp_utc`` (4.0, 4.1); the two give the same UTC timestamps."""
+    return "timezone" in inspect.signature(to_arrow_schema).parameters
 
 
 def conform(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:

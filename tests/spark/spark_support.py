@@ -7,6 +7,7 @@ commit carries all three change kinds: commit n inserts key n, updates key n-1, 
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import sys
@@ -87,6 +88,15 @@ class Warehouse:
 def latest_snapshot_id(table) -> int | None:
     snapshot = table.snapshot_manager().get_latest_snapshot()
     return snapshot.id if snapshot is not None else None
+
+
+def consumer_next_snapshot(table, consumer_id: str) -> int | None:
+    """What Paimon's consumer file ``consumer-<consumer_id>`` of ``table`` holds (None: no file)."""
+    path = os.path.join(table.table_path, "consumer", f"consumer-{consumer_id}")
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)["nextSnapshot"]
 
 
 def expected_changes(table, commits) -> list[tuple]:
@@ -206,9 +216,20 @@ def data_progress(query) -> list[tuple[int, dict | None, dict]]:
     for update in query.recentProgress:
         source = update.sources[0]
         if source.endOffset and source.startOffset != source.endOffset:
-            start = _bare(json.loads(source.startOffset)) if source.startOffset else None
-            progress.append((update.batchId, start, _bare(json.loads(source.endOffset))))
+            start = _bare(_offset(source.startOffset))
+            progress.append((update.batchId, start, _bare(_offset(source.endOffset))))
     return sorted({p[0]: p for p in progress}.values())
+
+
+def _offset(reported: str | None) -> dict | None:
+    """An offset as a progress report shows it: JSON, or on Spark 4.0/4.1 the Python repr of
+    the dict (and the string ``"None"`` for a first batch's start)."""
+    if reported in (None, "", "None"):
+        return None
+    try:
+        return json.loads(reported)
+    except json.JSONDecodeError:
+        return ast.literal_eval(reported)
 
 
 def _bare(offset: dict | None) -> dict | None:

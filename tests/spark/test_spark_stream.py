@@ -8,15 +8,13 @@ the sink keeps one result per id, and checks that a replayed id brought the same
 
 from __future__ import annotations
 
-import json
-import os
-
 import pytest
 from spark_support import (
     QUERY_TIMEOUT_S,
     BatchSink,
     WriterThread,
     commit,
+    consumer_next_snapshot,
     data_progress,
     delivered_changes,
     driver_stats,
@@ -33,14 +31,6 @@ def run_available_now(spark, options: dict, checkpoint: str) -> tuple[BatchSink,
     assert query.awaitTermination(QUERY_TIMEOUT_S), "AvailableNow query did not finish"
     assert query.exception() is None
     return sink, data_progress(query)
-
-
-def consumer_next_snapshot(table, consumer_id: str) -> int | None:
-    path = os.path.join(table.table_path, "consumer", f"consumer-{consumer_id}")
-    if not os.path.exists(path):
-        return None
-    with open(path, encoding="utf-8") as handle:
-        return json.load(handle)["nextSnapshot"]
 
 
 def without_mark(offset: dict) -> dict:
