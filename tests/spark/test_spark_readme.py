@@ -68,7 +68,7 @@ def run_job(spark, run: Path) -> list[dict]:
     assert CHECKPOINT in code and OUTPUT in code
     output = run / "orders-changes"
     code = code.replace(CHECKPOINT, repr(str(run / "checkpoint")))
-    code = code.replace(OUTPUT, 'f' + repr(f"{output}/batch_id={{batch_id}}"))
+    code = code.replace(OUTPUT, repr(f"{output}/batch_id={{batch_id}}"))  # still an f-string
     namespace: dict = {"__name__": "example"}
     exec(compile(code, str(PAGE), "exec"), namespace)
     assert namespace["spark"] is spark  # the job's getOrCreate() found this session
