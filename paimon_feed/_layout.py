@@ -24,6 +24,7 @@ __all__ = [
     "SNAPSHOT_DIR",
     "SCHEMA_DIR",
     "SNAPSHOT_NAME",
+    "PROBE_TABLE_DIR",
     "snapshot_id_from_name",
     "is_local",
     "local_path",
@@ -38,6 +39,10 @@ SNAPSHOT_DIR = "snapshot"
 SCHEMA_DIR = "schema"
 #: A committed snapshot file: ``snapshot-{id}`` (temp files, ``LATEST`` and ``EARLIEST`` are not).
 SNAPSHOT_NAME = re.compile(r"snapshot-([0-9]+)")
+#: The directory under a warehouse where ``paimon-feed check`` puts its probe,
+#: ``{warehouse}/_paimon_feed_probe/snapshot/snapshot-{n}``: a key the warehouse's snapshot rules
+#: match, in a directory no catalog lists (not ``*.db``); the feed and the Lambda handler skip it.
+PROBE_TABLE_DIR = "_paimon_feed_probe"
 
 
 def snapshot_id_from_name(name: str) -> int | None:

@@ -19,7 +19,15 @@ import traceback
 from collections.abc import Sequence
 from typing import Any
 
+from paimon_feed.cli.exits import (
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+)
 from paimon_feed.cli.output import FORMATS
+from paimon_feed.cli.wire import add_check_arguments, add_wire_arguments
 from paimon_feed.errors import (
     ConfigurationError,
     FeedError,
@@ -41,7 +49,6 @@ __all__ = [
     "until_signalled",
 ]
 
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
 _EXIT_BY_SIGNAL = {signal.SIGINT: EXIT_INTERRUPTED, signal.SIGTERM: EXIT_TERMINATED}
 # Options whose value may start with '-' ('--from -30m', 'consumers reset --to -1h'); argparse
 # would take it for an option.
@@ -234,33 +241,36 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=_version())
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    tail = commands.add_parser(
-        "tail",
-        help="stream a table's rows as they are committed",
-        description="Stream a table's rows as they are committed, woken by storage events.",
-    )
-    _add_tail_arguments(tail)
-    _add_verbose(tail, "command_verbose")
-
-    demo = commands.add_parser(
-        "demo",
-        help="create a local warehouse, commit to it and tail it live",
-        description="Create a local warehouse with an append table and a primary-key table, "
-        "commit to both from a writer thread, tail them live and print commit-to-delivery "
-        "latency per batch, then a summary; a WarehouseFeed follows both tables too.",
-    )
-    _add_demo_arguments(demo)
-    _add_verbose(demo, "command_verbose")
-
-    consumers = commands.add_parser(
-        "consumers",
-        help="list, reset, delete or expire a table's consumers",
-        description="List a table's consumers (id, next snapshot, lag, age of the oldest unread "
-        "commit, last written, and which one holds back snapshot expiry), or reset, delete or "
-        "expire them.",
-    )
-    _add_consumers_arguments(consumers)
-    _add_verbose(consumers, "command_verbose")
+    commands_and_arguments: list[tuple[str, str, str, Any]] = [
+        ("tail", "stream a table's rows as they are committed",
+         "Stream a table's rows as they are committed, woken by storage events.",
+         _add_tail_arguments),
+        ("demo", "create a local warehouse, commit to it and tail it live",
+         "Create a local warehouse with an append table and a primary-key table, commit to both "
+         "from a writer thread, tail them live and print commit-to-delivery latency per batch, "
+         "then a summary; a WarehouseFeed follows both tables too.",
+         _add_demo_arguments),
+        ("wire", "set up S3 push for every table of an S3 warehouse (queue, policy, rule)",
+         "Create or update the SQS queue (with a dead-letter queue), its policy and the "
+         "EventBridge rule (or the bucket notification rule, merged into the bucket's "
+         "configuration) that push every table's commits of an S3 warehouse, new tables "
+         "included. Idempotent: a second run changes nothing.",
+         add_wire_arguments),
+        ("check", "prove that a commit under an S3 warehouse reaches its queue",
+         "Put a probe object that the warehouse's rule matches (and no reader lists), wait for "
+         "its event, report the delay, and say what is wrong when it does not arrive. Exit 0: "
+         "push works; 1: it does not; 2: bad arguments.",
+         add_check_arguments),
+        ("consumers", "list, reset, delete or expire a table's consumers",
+         "List a table's consumers (id, next snapshot, lag, age of the oldest unread commit, "
+         "last written, and which one holds back snapshot expiry), or reset, delete or expire "
+         "them.",
+         _add_consumers_arguments),
+    ]
+    for name, summary, description, add_arguments in commands_and_arguments:
+        command = commands.add_parser(name, help=summary, description=description)
+        add_arguments(command)
+        _add_verbose(command, "command_verbose")
     return parser
 
 

@@ -195,7 +195,7 @@ def test_every_parser_refuses_abbreviations():
 
     parser = build_parser()
     (commands,) = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
-    assert [parser.allow_abbrev, *(sub.allow_abbrev for sub in commands.choices.values())] == [False] * 4
+    assert [parser.allow_abbrev, *(sub.allow_abbrev for sub in commands.choices.values())] == [False] * 6
 
 
 def test_repeated_columns_accumulate(warehouse, append_table):
