@@ -170,6 +170,11 @@ def _add_tail_arguments(tail: argparse.ArgumentParser) -> None:
         help="how often notifier poll looks for a commit (default 1s; 500ms, 2s, 1m, ...)",
     )
     tail.add_argument(
+        "--discovery-interval", type=_duration(), default=60.0, metavar="DURATION",
+        help="how often a warehouse tail lists it for new and dropped tables (default 1m; with "
+        "S3 push wired by 'paimon-feed wire' a new table's first commit is found at once)",
+    )
+    tail.add_argument(
         "--metrics-port", type=int, metavar="PORT",
         help="serve Prometheus metrics on http://ADDRESS:PORT/metrics while tailing (0: a free "
         "port, named on stderr); needs the [metrics] extra",

@@ -38,7 +38,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from paimon_feed._aio import cancel_and_wait
@@ -49,7 +49,7 @@ from paimon_feed.notifiers._sqs_queue import (
     is_transport_error,
     region_from_queue_url,
 )
-from paimon_feed.notifiers.base import Notifier, Subscription
+from paimon_feed.notifiers.base import Notifier, SnapshotHint, Subscription, normalize_table_url
 from paimon_feed.notifiers.events import MalformedMessageError, parse_message
 
 __all__ = [
@@ -155,6 +155,7 @@ class SqsNotifier(Notifier):
         self.failure_threshold = failure_threshold
         self.retry_backoff = (float(initial_backoff), float(max_backoff))
         self._task: asyncio.Task[None] | None = None
+        self._warehouse_watches: list[tuple[str, Callable[[], None]]] = []
         self.consecutive_failures = 0
         self.messages_received = 0
         self.messages_deleted = 0
@@ -205,18 +206,42 @@ class SqsNotifier(Notifier):
     # lifecycle ---------------------------------------------------------------------------
 
     def _on_subscribe(self, subscription: Subscription) -> None:
+        try:
+            self._start_receiving(f"subscribe({subscription.table_url!r})")
+        except NotifierError:
+            subscription.close()
+            raise
+
+    def _start_receiving(self, caller: str) -> None:
         if self._task is not None:
             return
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError as exc:
-            subscription.close()
             raise NotifierError(
-                f"{self!r}: subscribe({subscription.table_url!r}) must be called inside a "
-                f"running event loop (from async code); the receive loop runs there"
+                f"{self!r}: {caller} must be called inside a running event loop (from async "
+                f"code); the receive loop runs there"
             ) from exc
         self._task = loop.create_task(self._receive_loop(), name=f"paimon-feed {self!r}")
         self._task.add_done_callback(self._on_loop_done)
+
+    def watch_warehouse(self, warehouse: str, on_change: Callable[[], None]) -> Callable[[], None] | None:
+        """Call ``on_change()`` when a snapshot event names a table under the ``s3://``
+        ``warehouse`` that no feed follows yet: with warehouse-wide wiring (``paimon-feed
+        wire``), a new table's first commit is found by its event, not by the next listing."""
+        if not warehouse.startswith(("s3://", "s3a://", "s3n://")):
+            return None
+        watch = (normalize_table_url(warehouse) + "/", on_change)
+        self._warehouse_watches.append(watch)
+        self._start_receiving(f"watch_warehouse({warehouse!r})")
+        return lambda: self._warehouse_watches.remove(watch) if watch in self._warehouse_watches else None
+
+    def _announce_new_table(self, hint: SnapshotHint) -> int:
+        """Tell the warehouse watches that cover an unfollowed table; how many did."""
+        watches = [on_change for prefix, on_change in self._warehouse_watches if hint.table_url.startswith(prefix)]
+        for on_change in watches:
+            on_change()
+        return len(watches)
 
     async def _close(self) -> None:
         task, self._task = self._task, None
@@ -306,5 +331,5 @@ class SqsNotifier(Notifier):
         if not hints:
             self.messages_ignored += 1
             return True
-        receivers = sum([self._dispatch(hint) for hint in hints])
+        receivers = sum([self._dispatch(hint) or self._announce_new_table(hint) for hint in hints])
         return receivers > 0 or self.delete_unmatched
