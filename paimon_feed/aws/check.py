@@ -70,6 +70,7 @@ class _Check:
         self.queue_arn = attributes["QueueArn"]
         self.visibility = int(attributes.get("VisibilityTimeout", "30"))
         self.policy = attributes.get("Policy")
+        self.flag_off: str | None = None
 
     # what the wiring looks like ----------------------------------------------------------
     def eventbridge_rules(self, probe_key: str) -> list[str]:
@@ -111,8 +112,9 @@ class _Check:
         direct = self.bucket_rules(document, probe_key)
         problems = self.result.problems
         if rules and "EventBridgeConfiguration" not in document:
-            problems.append(f"bucket {self.wh.bucket} does not send its events to EventBridge: "
-                            f"turn its EventBridge notifications on (paimon-feed wire --eventbridge)")
+            # Said only if nothing arrives: some S3 look-alikes do not report the flag they keep.
+            self.flag_off = (f"bucket {self.wh.bucket} does not send its events to EventBridge: "
+                             f"turn its EventBridge notifications on (paimon-feed wire --eventbridge)")
         for arn in rules:
             if not policy_allows(self.policy, _EVENTS, arn, self.queue_arn):
                 problems.append(f"the queue policy refuses {_EVENTS} from rule {arn}: allow "
@@ -209,6 +211,7 @@ def check(
     if arrived is not None:
         result.delay = arrived - started
     else:
-        result.problems.insert(0, f"no event for the probe {probe_key!r} arrived within {timeout:g}s")
+        result.problems[:0] = [f"no event for the probe {probe_key!r} arrived within {timeout:g}s",
+                               *filter(None, [run.flag_off])]
     result.ok = arrived is not None and not result.problems
     return result

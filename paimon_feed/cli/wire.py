@@ -77,12 +77,12 @@ def run_wire(args: argparse.Namespace) -> int:
         document["changes"] = [str(change) for change in result.changes]
         print(json.dumps(document, sort_keys=True))
         return EXIT_OK
-    verb = "would make" if result.dry_run else "made"
     what = "removal of the wiring" if result.removed else "wiring"
     if not result.changes:
         print(f"{result.warehouse}: {what} for queue {result.queue_name} is already in place; no change")
     else:
-        print(f"{result.warehouse}: {len(result.changes)} change(s) {verb}:")
+        done = "to make (dry run, none made)" if result.dry_run else "made"
+        print(f"{result.warehouse}: {len(result.changes)} change(s) {done}:")
         for change in result.changes:
             print(f"  {change}")
     if result.queue_url and not result.removed:
