@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlparse
 
-from paimon_feed._layout import DATABASE_SUFFIX, local_url
+from paimon_feed._layout import DATABASE_SUFFIX, is_local, local_url
 from paimon_feed.errors import ConfigurationError, StorageError, TableNotFoundError
 
 __all__ = [
@@ -315,7 +315,7 @@ def read_table_schema(
 
 
 def _url(path: str) -> str:
-    return path if "://" in path else local_url(path)
+    return local_url(path) if is_local(path) else path
 
 
 def commit_arrow(table: Any, data: Any) -> None:
