@@ -6,6 +6,10 @@ exclusive ``flock`` of the consumer directory, so writers on one host (threads o
 serialize; on a network file system without working ``flock``, or on Windows, it degrades to
 last-writer-wins.
 
+Files are created the way Java Paimon creates them, with mode ``0666`` less the umask (``0644``
+under umask 022), like every other file of the table; a file written as ``0600`` by an older
+release gets that mode at its next write, because every write renames a new file over it.
+
 Before ``file:/path`` table locations (one slash) were read as URLs, their consumer files were
 written under the working directory (``<cwd>/file:/path/consumer/``), where Java's expiry never
 looks; :func:`adopt_stray` moves such a file beside the table.
@@ -16,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import tempfile
+import uuid
 from collections.abc import Iterator
 
 from paimon_feed import _layout
@@ -99,7 +103,9 @@ def atomic_write(path: str, text: str) -> None:
     the new one, never a part."""
     directory = os.path.dirname(path)
     os.makedirs(directory, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=".consumer-", suffix=".tmp", dir=directory)
+    temp = os.path.join(directory, f".consumer-{uuid.uuid4().hex}.tmp")
+    # 0666 less the umask, as Java writes it (mkstemp would make it 0600).
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
