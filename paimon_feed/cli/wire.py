@@ -1,5 +1,5 @@
-"""``paimon-feed wire`` and ``paimon-feed check``: thin over :func:`paimon_feed.aws.wire.wire`
-and :func:`paimon_feed.aws.check.check` (their arguments, their output, their exit codes)."""
+"""``paimon-feed wire`` and ``paimon-feed check``: thin over :func:`paimon_feed.aws.wire`
+and :func:`paimon_feed.aws.check` (their arguments, their output, their exit codes)."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ def add_check_arguments(parser: argparse.ArgumentParser) -> None:
 def run_wire(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
-    from paimon_feed.aws.wire import wire
+    from paimon_feed.aws import wire
 
     result = wire(
         args.warehouse, queue=args.queue, eventbridge=args.eventbridge, dry_run=args.dry_run,
@@ -96,7 +96,7 @@ def run_wire(args: argparse.Namespace) -> int:
 def run_check(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
-    from paimon_feed.aws.check import check
+    from paimon_feed.aws import check
 
     result = check(args.warehouse, queue_url=args.queue_url, timeout=args.timeout,
                    endpoint_url=args.endpoint_url, region_name=args.region)

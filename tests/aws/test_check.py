@@ -10,8 +10,7 @@ import sys
 
 from wire_support import Lake, lake  # noqa: F401  (fixture)
 
-from paimon_feed.aws.check import check
-from paimon_feed.aws.wire import wire
+from paimon_feed.aws import check, wire
 from paimon_feed.notifiers.events import parse_lambda_event, parse_message
 
 

@@ -10,7 +10,7 @@ from urllib.parse import unquote_plus
 import pytest
 from wire_support import Lake, lake  # noqa: F401  (fixture)
 
-from paimon_feed.aws.wire import wire
+from paimon_feed.aws import wire
 from paimon_feed.errors import ConfigurationError
 
 FOREIGN_QUEUE_RULE = "indexer-parquet"

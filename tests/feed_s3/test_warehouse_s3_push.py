@@ -13,7 +13,7 @@ from s3_support import s3_catalog_options
 from support import tables
 
 from paimon_feed import WarehouseFeed
-from paimon_feed.aws.wire import wire
+from paimon_feed.aws import wire
 
 LONGER_THAN_THE_TEST = 600.0  # seconds: discovery_interval and reconcile_interval
 

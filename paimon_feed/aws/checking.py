@@ -28,14 +28,14 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from paimon_feed.aws import _wiring as w
+from paimon_feed.aws import _documents as w
 from paimon_feed.aws._clients import Clients, aws_call, error_code
 from paimon_feed.aws._diagnosis import keys_in_message, policy_allows
 from paimon_feed.errors import ConfigurationError
 
 __all__ = ["CheckResult", "check"]
 
-logger = logging.getLogger("paimon_feed.aws.check")
+logger = logging.getLogger("paimon_feed.aws.checking")
 
 _S3, _EVENTS = "s3.amazonaws.com", "events.amazonaws.com"
 
@@ -159,6 +159,8 @@ class _Check:
                             QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0)
                 if found is not None:
                     return found
+                if messages:
+                    time.sleep(0.05)  # only consumers' messages, visible again: do not spin on them
             return None
         finally:
             self.result.touched = len(touched)

@@ -27,13 +27,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from paimon_feed.aws import _wiring as w
+from paimon_feed.aws import _documents as w
 from paimon_feed.aws._clients import Clients, aws_call
 from paimon_feed.errors import ConfigurationError
 
 __all__ = ["Change", "WireResult", "wire"]
 
-logger = logging.getLogger("paimon_feed.aws.wire")
+logger = logging.getLogger("paimon_feed.aws.wiring")
 
 WIRED_TAG = "paimon-feed:wired"
 
