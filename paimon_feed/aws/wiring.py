@@ -116,7 +116,7 @@ class _Wiring:
         return url
 
     def queue_attributes(self) -> tuple[dict[str, str], dict[str, str]]:
-        sse = ({"KmsMasterKeyId": self.kms_key_id} if self.kms_key_id
+        sse = ({"KmsMasterKeyId": self.kms_key_id, "SqsManagedSseEnabled": "false"} if self.kms_key_id
                else {"SqsManagedSseEnabled": "true"})
         redrive = json.dumps({"deadLetterTargetArn": self.arn(f"{self.queue}-dlq"),
                               "maxReceiveCount": w.MAX_RECEIVE_COUNT}, sort_keys=True)

@@ -133,6 +133,7 @@ def test_kms_queue_shows_the_key_policy_statement(lake: Lake):
     made = wire(lake.warehouse, queue=f"{lake.bucket}-feed", kms_key_id="alias/lake-events")
     attributes = lake.client("sqs").get_queue_attributes(QueueUrl=made.queue_url, AttributeNames=["All"])["Attributes"]
     assert attributes["KmsMasterKeyId"] == "alias/lake-events"
+    assert wire(lake.warehouse, queue=f"{lake.bucket}-feed", kms_key_id="alias/lake-events").changes == []
     statement = made.key_policy_statement
     assert statement is not None and statement["Principal"] == {"Service": "events.amazonaws.com"}
     assert statement["Condition"]["ArnEquals"]["aws:SourceArn"] == made.rule_arn
