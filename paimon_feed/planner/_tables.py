@@ -1,6 +1,6 @@
 """pypaimon's catalog internals that :mod:`paimon_feed.tables` needs: the exceptions its catalogs
-raise for a missing table, its file IO on a warehouse, and a table's latest schema read from the
-schema files.
+raise for a missing table, its file IO on a warehouse, and a table's latest schema (and when its
+first one was written) read from the schema files.
 
 Part of the one place paimon-feed touches pypaimon internals (``paimon_feed.planner``). Nothing
 here loads pypaimon's catalog or table modules, which import pandas, polars and requests (about
@@ -9,13 +9,14 @@ half a second): Spark's ``load()`` reads a schema in a process that needs nothin
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
 from paimon_feed._layout import SCHEMA_DIR
 from paimon_feed.errors import StorageError, UnsupportedTableError
 
-__all__ = ["not_found_errors", "warehouse_file_io", "read_latest_schema"]
+__all__ = ["not_found_errors", "warehouse_file_io", "read_created_millis", "read_latest_schema"]
 
 _SCHEMA_PREFIX = "schema-"
 
@@ -51,12 +52,7 @@ def read_latest_schema(file_io: Any, table_path: str, name: str) -> Any | None:
 
     schema_dir = f"{table_path}/{SCHEMA_DIR}"
     try:
-        statuses = file_io.list_status(schema_dir) if file_io.exists(schema_dir) else []
-        ids = []
-        for status in statuses or ():
-            file_name = status.path.split("/")[-1]
-            if file_name.startswith(_SCHEMA_PREFIX) and file_name[len(_SCHEMA_PREFIX):].isdigit():
-                ids.append(int(file_name[len(_SCHEMA_PREFIX):]))
+        ids = _schema_ids(file_io, schema_dir)
         if not ids:
             return None
         schema_path = f"{schema_dir}/{_SCHEMA_PREFIX}{max(ids)}"
@@ -69,3 +65,36 @@ def read_latest_schema(file_io: Any, table_path: str, name: str) -> Any | None:
         raise UnsupportedTableError(
             f"table {name}: pypaimon cannot parse its schema file {schema_path}: {exc}"
         ) from exc
+
+
+def read_created_millis(file_io: Any, table_path: str, name: str) -> int | None:
+    """When the table's first schema was written: the ``timeMillis`` of its lowest
+    ``schema/schema-N`` file (``schema-0``, which Paimon writes when the table is created and
+    never removes), or ``None`` if there is none or it has no ``timeMillis``.
+
+    A table dropped and created again has a new ``schema-0``, written after every commit of the
+    table it replaced. Raises :class:`StorageError` if the files cannot be listed or read.
+    """
+    schema_dir = f"{table_path}/{SCHEMA_DIR}"
+    try:
+        ids = _schema_ids(file_io, schema_dir)
+        if not ids:
+            return None
+        text = file_io.read_file_utf8(f"{schema_dir}/{_SCHEMA_PREFIX}{min(ids)}")
+    except Exception as exc:
+        raise StorageError(f"table {name}: cannot read its schema in {schema_dir}: {exc}") from exc
+    try:
+        value = json.loads(text).get("timeMillis")
+    except (ValueError, AttributeError):
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _schema_ids(file_io: Any, schema_dir: str) -> list[int]:
+    statuses = file_io.list_status(schema_dir) if file_io.exists(schema_dir) else []
+    ids = []
+    for status in statuses or ():
+        file_name = status.path.split("/")[-1]
+        if file_name.startswith(_SCHEMA_PREFIX) and file_name[len(_SCHEMA_PREFIX):].isdigit():
+            ids.append(int(file_name[len(_SCHEMA_PREFIX):]))
+    return ids
