@@ -37,7 +37,8 @@ def warehouse_table(r: dict) -> str:
         for row in s3
     ]
     first = s3[0]
-    discovery = next((row["discovery_interval_s"] for row in s3 if row["discovery_interval_s"]), None)
+    by_wiring = {row["wiring"]: row["discovery_interval_s"] for row in s3 if row["discovery_interval_s"]}
+    discovery = ", ".join(f"{seconds:.0f} s with {wiring} wiring" for wiring, seconds in by_wiring.items())
     text += "\n\nOn S3 (`--s3`, moto_server, one bucket, one SQS queue, one `SqsNotifier`):\n\n" + table(
         ["tables", "mode", "wiring", "p50 ms", "p99 ms", "p50 ms from commit", "idle CPU %",
          "threads", "fds", "peak RSS MB", "S3 req / idle table-hour", "listing req / hour",
@@ -49,7 +50,9 @@ def warehouse_table(r: dict) -> str:
     text += (
         f"\n\n{first['commits']} commits to random tables, {first['idle_seconds']:.0f} s idle, "
         f"`reconcile_interval` 60 s (the default)"
-        + (f", `discovery_interval` {discovery:.0f} s (the default is 60)" if discovery else "")
+        + (f", `discovery_interval` {discovery} (the default is 60)" if discovery else "")
         + "; S3 requests per table-hour include the listing's."
+        + (" With EventBridge wiring a new table is found by its first commit's event, not by "
+           "the listing." if "eventbridge" in by_wiring else "")
     )
     return text
