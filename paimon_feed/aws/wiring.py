@@ -103,9 +103,10 @@ class _Wiring:
         url = self.queue_url(name)
         if url is None:
             shown = ", ".join(f"{k}={v}" for k, v in sorted(attributes.items()))
-            return self.change("create", f"queue {name}", shown, lambda: aws_call(
+            created = self.change("create", f"queue {name}", shown, lambda: aws_call(
                 f"create queue {name}", self.c.sqs.create_queue,
                 QueueName=name, Attributes=attributes, tags={WIRED_TAG: "true"})["QueueUrl"])
+            return None if created is None else str(created)
         current = aws_call(f"read queue {name}", self.c.sqs.get_queue_attributes,
                            QueueUrl=url, AttributeNames=["All"])["Attributes"]
         differ = {k: v for k, v in attributes.items() if not _same(current.get(k), v)}
