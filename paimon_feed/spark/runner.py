@@ -59,7 +59,8 @@ _IDLE_WAIT_S = 60.0
 @dataclass(frozen=True)
 class RunnerMetrics:
     """What a runner did so far. ``lag_snapshots``: snapshots known but not yet handed to
-    ``fn``; ``lag_ms``: for how long the runner has been behind (0 when caught up)."""
+    ``fn``; ``lag_ms``: for how long the runner has been behind (0 when caught up);
+    ``next_snapshot_id``: the position stored after the last batch (``None`` before any)."""
 
     table: str
     consumer_id: str
@@ -223,7 +224,8 @@ class BatchRunner:
             )
         target = planner.target() if self.available_now else None
         while not self._stopping.is_set():
-            self._next_snapshot_id = position.next_snapshot_id
+            if position.pending_full_snapshot_id is None:
+                self._next_snapshot_id = position.next_snapshot_id
             if planner.finished(position, target):
                 return
             end = replay if replay is not None else planner.next_end(position)

@@ -8,6 +8,8 @@ Marked ``spark_lines``: they run on every supported Spark line (3.5, 4.0, newest
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 
 import pyarrow as pa
@@ -162,3 +164,16 @@ def test_end_stops_a_following_runner(spark, paimon):
     runner = _run(spark, paimon, table, sink, start="earliest", end=3)
     assert runner.await_termination(RUN_TIMEOUT_S)
     assert sink.commits() == sorted(c for c in range(1, 4) for _ in range(3))
+
+
+def test_ctrl_c_in_await_termination_stops_the_runner(spark, paimon):
+    table = _committed(paimon.create_append_table(), 2)
+    sink = IdempotentSink()
+    runner = _run(spark, paimon, table, sink)
+    # Idle (PySpark's own SIGINT handler cancels the Spark jobs of a batch in flight, which
+    # then comes again with its id on the next run)
+    wait_until(lambda: runner.metrics().next_snapshot_id == 3, RUN_TIMEOUT_S, "the first batch")
+    threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+    with pytest.raises(KeyboardInterrupt):
+        runner.await_termination(RUN_TIMEOUT_S)
+    assert not runner.running and _next_snapshot(table) == 3
