@@ -29,6 +29,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 DOCS = ("README.md", "docs/benchmarks.md", "docs/concepts.md", "docs/spark.md", "docs/s3.md",
         "docs/warehouse.md",
         "infra/terraform/examples/complete/README.md")
+from benchmarks._common.runner_figures import spark_runner  # (the foreach_batch runner's table)
 from benchmarks._common.s3_costs import MONTH_S, S3_USD_PER_1000, usd_per_month  # (the prices the benchmarks use)
 
 MARKER = re.compile(r"<!-- bench:(?P<name>[\w-]+) -->(?P<body>.*?)<!-- /bench:(?P=name) -->", re.DOTALL)
@@ -37,10 +38,10 @@ MARKER = re.compile(r"<!-- bench:(?P<name>[\w-]+) -->(?P<body>.*?)<!-- /bench:(?
 def load_results(results: Path = RESULTS) -> dict[str, Any]:
     """``{"core": ..., "s3": ..., "spark": ..., "spark_long_running": ..., "reliability": ...,
     "catchup": ..., "consumer_commit": ..., "native": ..., "integrity": ..., "warehouse": ...,
-    "spark_merged": ...}`` from the result files."""
+    "spark_merged": ..., "spark_runner": ...}`` from the result files."""
     names = (
         "core", "s3", "spark", "spark_long_running", "reliability", "catchup", "consumer_commit",
-        "native", "integrity", "warehouse", "spark_merged",
+        "native", "integrity", "warehouse", "spark_merged", "spark_runner",
     )
     return {name: json.loads((results / f"{name}.json").read_text()) for name in names}
 
@@ -761,6 +762,7 @@ BLOCKS: dict[str, Callable[[dict], str]] = {
     "catchup": catchup,
     "native": native_table,
     "spark-merged": spark_merged,
+    "spark-runner": spark_runner,
     "integrity": integrity_table,
     "warehouse": warehouse_table,
 }
