@@ -34,13 +34,47 @@ import threading
 import time
 import urllib.parse
 
-from benchmarks import spark_bench as sb
+from benchmarks._common.java_connector import (
+    CONNECTOR_PYSPARK,
+    JAVA_PAIMON_VERSION,
+    JAVA_SPARK_LINE,
+    JavaConnector,
+    JavaFollow,
+    fetch_java_connector,
+)
 from benchmarks._common.s3_costs import s3_request_kind, usd_per_month
 from benchmarks._common.scratch import scratch_dir
+from benchmarks._common.spark_readers import (
+    SESSION_SOCKETS,
+    Readers,
+    new_session,
+)
+from benchmarks._common.spark_setup import (
+    RESULTS,
+    SMALL,
+    SMALL_DDL,
+    WARM_UP_COMMITS,
+    commit_small,
+    create_table,
+    interleaved,
+    load,
+    wait_for,
+    write_results,
+)
 from benchmarks._common.stats import percentile
+from benchmarks.spark_idle_s3 import (
+    _SQS_REQUEST,
+    BUCKET,
+    s3a_conf,
+    start_moto,
+)
+from benchmarks.spark_latency import (
+    commit_delay,
+    measure_latency,
+)
 from paimon_feed.spark import foreach_batch
 
-OUT = os.path.join(sb.RESULTS, "spark_runner.json")
+OUT = os.path.join(RESULTS, "spark_runner.json")
 TARGETS = {"latency_p50_s": 1.0, "latency_p99_s": 2.0, "idle_requests_java_over_runner": 100.0,
            "available_now_vs_java": 1.5}
 
@@ -72,14 +106,14 @@ def measure_available_now(spark, readers, warehouse: str, repeats: int, workdir:
                       warehouse=warehouse, table="db.tiny", consumer_id=f"available-now-{n}", available_now=True)
 
     def java() -> None:
-        read = readers.available_now("java_connector", "tiny", sb.SMALL_DDL, "noop", "",
+        read = readers.available_now("java_connector", "tiny", SMALL_DDL, "noop", "",
                                      os.path.join(workdir, f"java-available-now-{next(runs)}"))
         assert read == 10, read
 
     cases = {"runner": runner, **({"java_connector": java} if readers.java else {})}
-    before = sb.load()
-    seconds = sb.interleaved(cases, repeats, warm_ups=2)
-    return {"table_rows": 10, "repeats": repeats, "load_before": before, "load_after": sb.load(),
+    before = load()
+    seconds = interleaved(cases, repeats, warm_ups=2)
+    return {"table_rows": 10, "repeats": repeats, "load_before": before, "load_after": load(),
             "cases": {name: {"seconds": s, "median_s": statistics.median(s)} for name, s in seconds.items()}}
 
 
@@ -90,17 +124,17 @@ def measure_runner_latency(spark, warehouse: str, table, commits: int, seed: int
                            start="latest")
     snapshot_dir = os.path.join(warehouse, "db.db", "small", "snapshot")
     rng = random.Random(seed)
-    warm_up = [-(n + 1) - 1000 * seed for n in range(sb.WARM_UP_COMMITS)]
+    warm_up = [-(n + 1) - 1000 * seed for n in range(WARM_UP_COMMITS)]
     numbers = [seed * 1000 + n for n in range(commits)]
     snapshot_of = {}
     try:
         for n in warm_up + numbers:
-            time.sleep(sb.commit_delay(rng, 0))
-            sb.commit_small(table, n)
+            time.sleep(commit_delay(rng, 0))
+            commit_small(table, n)
             snapshot_of[n] = table.snapshot_manager().get_latest_snapshot().id
             if n in warm_up:
-                sb.wait_for(lambda n=n: n in sink.ended, 300, "runner: warm-up commit")
-        sb.wait_for(lambda: all(n in sink.ended for n in numbers), 300, "runner: every commit")
+                wait_for(lambda n=n: n in sink.ended, 300, "runner: warm-up commit")
+        wait_for(lambda: all(n in sink.ended for n in numbers), 300, "runner: every commit")
     finally:
         runner.stop()
     runner.await_termination(0)
@@ -121,16 +155,16 @@ def summary(runs: list[dict], label: str) -> dict:
 
 
 def measure_latencies(spark, readers, warehouse: str, table, commits: int, rounds: int, workdir: str) -> dict:
-    before = sb.load()
+    before = load()
     runner_runs, java_runs = [], []
     for seed in range(rounds):
-        print(f"  latency round {seed + 1}/{rounds}, load {sb.load()}", flush=True)
+        print(f"  latency round {seed + 1}/{rounds}, load {load()}", flush=True)
         runner_runs.append(measure_runner_latency(spark, warehouse, table, commits, seed))
         if readers.java:
             numbers = [50_000 + seed * 1000 + n for n in range(commits)]
-            java_runs.append(sb.measure_latency(readers, table, "java_connector", "0 seconds", numbers,
+            java_runs.append(measure_latency(readers, table, "java_connector", "0 seconds", numbers,
                                                 workdir, f"runner-bench-{seed}", seed + 100))
-    result = {"load_before": before, "load_after": sb.load(),
+    result = {"load_before": before, "load_after": load(),
               "runner": summary(runner_runs, "foreach_batch, inotify push")}
     if java_runs:
         result["java_connector"] = summary(java_runs, "Paimon's Java connector, default trigger (0 seconds)")
@@ -142,15 +176,15 @@ def measure_idle_s3(spark, server, java, idle_seconds: float, workdir: str) -> d
     from pypaimon import CatalogFactory
     from s3_support import s3_catalog_options
 
-    server.create_bucket(sb.BUCKET)
+    server.create_bucket(BUCKET)
     queue = server.create_queue("runner-bench")
-    options = s3_catalog_options(server, sb.BUCKET)
+    options = s3_catalog_options(server, BUCKET)
     catalog = CatalogFactory.create(options)
     catalog.create_database("db", True)
     tables = {"runner": "idle_runner", **({"java_connector": "idle_java"} if java else {})}
     for name in tables.values():
-        sb.commit_small(sb.create_table(catalog, f"db.{name}", sb.SMALL), 0)
-    server.notify_queue(sb.BUCKET, queue.queue_arn, prefix="wh/db.db/idle_runner/snapshot/")
+        commit_small(create_table(catalog, f"db.{name}", SMALL), 0)
+    server.notify_queue(BUCKET, queue.queue_arn, prefix="wh/db.db/idle_runner/snapshot/")
     queue.purge()
     catalog_options = {f"catalog.{k}": v for k, v in options.items() if k != "warehouse"}
     runner = foreach_batch(spark, lambda df, _: None, warehouse=options["warehouse"], table="db.idle_runner",
@@ -158,10 +192,10 @@ def measure_idle_s3(spark, server, java, idle_seconds: float, workdir: str) -> d
                            **catalog_options)
     follow = None
     if java:
-        follow = sb.JavaFollow(java, f"s3a://{sb.BUCKET}/wh/db.db/idle_java", "0 seconds",
+        follow = JavaFollow(java, f"s3a://{BUCKET}/wh/db.db/idle_java", "0 seconds",
                                os.path.join(workdir, "idle-checkpoint-java"), tag="runner-idle-java")
     time.sleep(5.0)  # start-up reads fall out of the window
-    before = sb.load()
+    before = load()
     offset = server.log_path.stat().st_size
     started = time.time()
     time.sleep(idle_seconds)
@@ -174,14 +208,14 @@ def measure_idle_s3(spark, server, java, idle_seconds: float, workdir: str) -> d
     if follow:
         follow.arrivals()  # raises if its query failed during the window
         follow.stop()
-    result: dict = {"window_s": window, "load_before": before, "load_after": sb.load(), "modes": {}}
+    result: dict = {"window_s": window, "load_before": before, "load_after": load(), "modes": {}}
     for mode, name in tables.items():
         mine = [line for line in lines if re.search(rf"db\.db/{name}\b", line)]
         kinds = collections.Counter(s3_request_kind(line) or "other" for line in mine)
         result["modes"][mode] = {"table": name, "s3_requests": len(mine),
                                  "s3_requests_per_hour": len(mine) * 3600 / window,
                                  "s3_requests_by_kind": dict(kinds), "usd_per_month": usd_per_month(kinds, window)}
-    sqs = sum(1 for line in lines if sb._SQS_REQUEST.search(line))
+    sqs = sum(1 for line in lines if _SQS_REQUEST.search(line))
     result["sqs_requests_per_hour"] = sqs * 3600 / window
     return result
 
@@ -223,29 +257,29 @@ def main() -> None:
     from pypaimon import CatalogFactory
 
     run_started = time.monotonic()
-    java = {"jars": None} if args.no_java else sb.fetch_java_connector()
+    java = {"jars": None} if args.no_java else fetch_java_connector()
     workdir = scratch_dir("paimon-feed-runner-bench-")
     warehouse = os.path.join(workdir, "warehouse")
     catalog = CatalogFactory.create({"warehouse": warehouse})
     catalog.create_database("db", True)
-    sb.commit_small(sb.create_table(catalog, "db.tiny", sb.SMALL), 0)
-    small = sb.create_table(catalog, "db.small", sb.SMALL)
-    sb.commit_small(small, 0)
-    server = sb.start_moto()
+    commit_small(create_table(catalog, "db.tiny", SMALL), 0)
+    small = create_table(catalog, "db.small", SMALL)
+    commit_small(small, 0)
+    server = start_moto()
     connector = None
     try:
         if java.get("jars"):
-            print(f"starting the Java connector's process (PySpark {sb.CONNECTOR_PYSPARK}) ...", flush=True)
-            connector = sb.JavaConnector(java["jars"], {"spark.sql.session.timeZone": "UTC", **sb.s3a_conf(server)},
+            print(f"starting the Java connector's process (PySpark {CONNECTOR_PYSPARK}) ...", flush=True)
+            connector = JavaConnector(java["jars"], {"spark.sql.session.timeZone": "UTC", **s3a_conf(server)},
                                          os.path.join(workdir, "java-connector.log"))
-        spark = sb.new_session("paimon-feed-runner-bench", sb.SESSION_SOCKETS)
-        readers = sb.Readers(spark, warehouse, java=connector)
+        spark = new_session("paimon-feed-runner-bench", SESSION_SOCKETS)
+        readers = Readers(spark, warehouse, java=connector)
         results: dict = {"environment": {
             "python": platform.python_version(), "pyspark": importlib.metadata.version("pyspark"),
             "pypaimon": importlib.metadata.version("pypaimon"), "cpus": os.cpu_count(), "spark_master": "local[2]",
-            "java_connector": f"paimon-spark-{sb.JAVA_SPARK_LINE} {sb.JAVA_PAIMON_VERSION} on PySpark "
-                              f"{sb.CONNECTOR_PYSPARK}" if connector else None,
-            "load_at_start": sb.load()}}
+            "java_connector": f"paimon-spark-{JAVA_SPARK_LINE} {JAVA_PAIMON_VERSION} on PySpark "
+                              f"{CONNECTOR_PYSPARK}" if connector else None,
+            "load_at_start": load()}}
         print("available_now ...", flush=True)
         results["available_now"] = measure_available_now(spark, readers, warehouse, args.repeats, workdir)
         print("latency ...", flush=True)
@@ -253,7 +287,7 @@ def main() -> None:
                                                args.latency_rounds, workdir)
         print(f"idle on moto: {args.idle_seconds:.0f} s ...", flush=True)
         results["idle_s3"] = measure_idle_s3(spark, server, connector, args.idle_seconds, workdir)
-        results["environment"]["load_at_end"] = sb.load()
+        results["environment"]["load_at_end"] = load()
         results["environment"]["run_s"] = time.monotonic() - run_started
         spark.stop()
     finally:
@@ -263,7 +297,7 @@ def main() -> None:
     results["targets"] = targets(results)
     for name, entry in results["targets"].items():
         print(f"{name}: {entry['value']:.3g} (target {entry['target']}) {'reached' if entry['reached'] else 'NOT reached'}")
-    sb.write_results(results, args.out)
+    write_results(results, args.out)
 
 
 if __name__ == "__main__":

@@ -1,15 +1,13 @@
-"""The ``foreach_batch`` runner's figures on the benchmarks page, from
-``benchmarks/results/spark_runner.json`` (``benchmarks/spark_runner_bench.py``)."""
+"""Figure block of the ``foreach_batch`` runner against the Java connector
+(``benchmarks/spark_runner_bench.py``, ``benchmarks/results/spark_runner.json``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from benchmarks._common.figures import table, wrap
+
 __all__ = ["spark_runner"]
-
-
-def _row(cells: list[str]) -> str:
-    return "| " + " | ".join(cells) + " |"
 
 
 def spark_runner(r: dict[str, Any]) -> str:
@@ -19,6 +17,7 @@ def spark_runner(r: dict[str, Any]) -> str:
     java = env["java_connector"] or "not run"
     lat, idle, now = s["latency"], s["idle_s3"]["modes"], s["available_now"]["cases"]
     runner, connector = lat["runner"], lat.get("java_connector")
+    loads = [x for part in (s["available_now"], lat, s["idle_s3"]) for x in (part["load_before"][0], part["load_after"][0])]
 
     def reached(name: str) -> str:
         return ("reached" if t[name]["reached"] else "**not reached**") if name in t else "—"
@@ -44,9 +43,9 @@ def spark_runner(r: dict[str, Any]) -> str:
          + (f" ({t['available_now_vs_java']['value']:.2f}×)" if "available_now_vs_java" in t else "")],
     ]
     header = ["measure", f"`foreach_batch`, PySpark {env['pyspark']}", f"Java connector ({java})", "target", ""]
-    lines = [_row(header), _row(["---", "---:", "---:", "---", "---"])] + [_row(row) for row in rows]
-    return "\n".join(lines) + (
-        f"\n\nMedians of {s['available_now']['repeats']} interleaved rounds (`available_now`), "
+    return table(header, ["---", "---:", "---:", "---", "---"], rows) + "\n\n" + wrap(
+        f"Medians of {s['available_now']['repeats']} interleaved rounds (`available_now`), "
         f"{runner['commits']} commits (latency), a {s['idle_s3']['window_s']:.0f} s idle window (requests); "
-        f"{env['cpus']} cores, local[2]; the run took {env['run_s'] / 60:.0f} minutes."
+        f"{env['cpus']} cores, local[2]; the run took {env['run_s'] / 60:.0f} minutes; "
+        f"1-minute load {min(loads):.1f} to {max(loads):.1f} (the machine was shared)."
     )
