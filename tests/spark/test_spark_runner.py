@@ -26,7 +26,7 @@ from spark_support import (
     wait_until,
 )
 
-from paimon_feed.errors import HistoryRewrittenError
+from paimon_feed.errors import HistoryRewrittenError, UnknownOptionError
 from paimon_feed.spark import foreach_batch
 from paimon_feed.tables import commit_arrow
 
@@ -177,3 +177,10 @@ def test_ctrl_c_in_await_termination_stops_the_runner(spark, paimon):
     with pytest.raises(KeyboardInterrupt):
         runner.await_termination(RUN_TIMEOUT_S)
     assert not runner.running and _next_snapshot(table) == 3
+
+
+def test_a_misspelt_option_fails_at_the_call_naming_the_option(paimon):
+    table = paimon.create_append_table()
+    with pytest.raises(UnknownOptionError, match="did you mean 'includeRowKind'"):
+        foreach_batch(None, print, warehouse=paimon.path, table=table.identifier.get_full_name(),
+                      consumer_id="etl", includeRowKinds=True)
