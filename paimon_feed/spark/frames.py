@@ -42,7 +42,7 @@ def batch_frame(spark: Any, options: SourceOptions, groups: Sequence[SplitGroup]
         return spark.createDataFrame([], schema)
     descriptors = spark.createDataFrame(
         [(pickle.dumps(group),) for group in groups], f"{DESCRIPTOR_COLUMN} binary"
-    )
+    ).coalesce(len(groups))  # one task per group at most: no empty tasks for a small batch
     read = functools.partial(read_groups, options, arrow_schema(schema), _version())
     return descriptors.mapInArrow(read, schema)
 
