@@ -136,6 +136,16 @@ class RunnerPlanner:
         mark = RETRY.call(lambda: planner.snapshot_mark(next_id - 1), self.table_name) if next_id > 1 else None
         RETRY.call(lambda: progress.commit(next_id, mark), self.table_name)
 
+    def after_idle_rewrite(self, exc: HistoryRewrittenError) -> FeedOffset:
+        """Where to go on after :meth:`next_end` found, with nothing new, that the commit before
+        the position is another now: the driver applied ``on_history_rewritten`` already (the
+        source cannot restart there, its offsets cannot go back); the runner can, at the table's
+        full state now. Re-raises ``exc`` under ``error``."""
+        if self.options.on_history_rewritten != "latest-full":
+            raise exc
+        latest = self.driver.planner.latest_snapshot_id()
+        return FeedOffset.pending_full(latest) if latest is not None else FeedOffset.position(1)
+
     def restart(self, exc: SnapshotExpiredError | HistoryRewrittenError) -> FeedOffset:
         """Where ``on_expired``/``on_history_rewritten`` restart (or ``exc`` raised)."""
         resumed = self.driver.progress.restart_point(exc)

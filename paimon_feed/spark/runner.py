@@ -43,7 +43,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from paimon_feed.errors import SnapshotExpiredError
+from paimon_feed.errors import HistoryRewrittenError, SnapshotExpiredError
 from paimon_feed.spark.batch_log import BatchLog, BatchRecord, next_batch_id
 from paimon_feed.spark.options import SourceOptions, parse_options
 from paimon_feed.spark.planning import RunnerPlanner
@@ -228,7 +228,11 @@ class BatchRunner:
                 self._next_snapshot_id = position.next_snapshot_id
             if planner.finished(position, target):
                 return
-            end = replay if replay is not None else planner.next_end(position)
+            try:
+                end = replay if replay is not None else planner.next_end(position)
+            except HistoryRewrittenError as exc:
+                position = planner.after_idle_rewrite(exc)
+                continue
             if end == position:
                 self._behind_since = None
                 planner.wait(_IDLE_WAIT_S)

@@ -184,3 +184,18 @@ def test_a_misspelt_option_fails_at_the_call_naming_the_option(paimon):
     with pytest.raises(UnknownOptionError, match="did you mean 'includeRowKind'"):
         foreach_batch(None, print, warehouse=paimon.path, table=table.identifier.get_full_name(),
                       consumer_id="etl", includeRowKinds=True)
+
+
+def test_a_following_runner_restarts_on_a_table_rolled_back_under_it(spark, paimon):
+    table = _committed(paimon.create_append_table(), 5)
+    sink = IdempotentSink()
+    runner = _run(spark, paimon, table, sink, onHistoryRewritten="latest-full", reconcileInterval="0.5")
+    wait_until(lambda: runner.metrics().next_snapshot_id == 6, RUN_TIMEOUT_S, "the full state at 5")
+    table.rollback_to(4)
+    commit(table, 100)  # another snapshot 5, and nothing past it
+    wait_until(lambda: len(sink.calls) == 2, RUN_TIMEOUT_S, "the restart's full state")
+    runner.stop()
+    assert runner.await_termination(RUN_TIMEOUT_S)
+    assert sink.calls == [5, 6]  # the full state at the new snapshot 5, with a larger id
+    assert sorted(r["id"] for r in sink.batches[6]) == sorted(r["id"] for r in table_rows(table))
+    assert _next_snapshot(table) == 6
