@@ -60,6 +60,7 @@ from benchmarks.figures.spark import (
     spark_targets,
     spark_vs_java,
 )
+from benchmarks.figures.spark_runner import spark_runner
 from benchmarks.figures.warehouse import warehouse_table
 
 MARKER = re.compile(r"<!-- bench:(?P<name>[\w-]+) -->(?P<body>.*?)<!-- /bench:(?P=name) -->", re.DOTALL)
@@ -68,10 +69,10 @@ MARKER = re.compile(r"<!-- bench:(?P<name>[\w-]+) -->(?P<body>.*?)<!-- /bench:(?
 def load_results(results: Path = RESULTS) -> dict[str, Any]:
     """``{"core": ..., "s3": ..., "spark": ..., "spark_long_running": ..., "reliability": ...,
     "catchup": ..., "consumer_commit": ..., "native": ..., "integrity": ..., "warehouse": ...,
-    "spark_merged": ...}`` from the result files."""
+    "spark_merged": ..., "spark_runner": ...}`` from the result files."""
     names = (
         "core", "s3", "spark", "spark_long_running", "reliability", "catchup", "consumer_commit",
-        "native", "integrity", "warehouse", "spark_merged",
+        "native", "integrity", "warehouse", "spark_merged", "spark_runner",
     )
     return {name: json.loads((results / f"{name}.json").read_text()) for name in names}
 
@@ -103,6 +104,7 @@ BLOCKS: dict[str, Callable[[dict], str]] = {
     "catchup": catchup,
     "native": native_table,
     "spark-merged": spark_merged,
+    "spark-runner": spark_runner,
     "integrity": integrity_table,
     "warehouse": warehouse_table,
 }

@@ -181,6 +181,32 @@ class CheckpointStore:
         """Remove the mark file, if any (with the consumer it belongs to)."""
         marks.delete_mark(self.file_io, self.mark_path)
 
+    def side_path(self, suffix: str) -> str:
+        """Another side file of this consumer, ``consumer/.paimon-feed-<id>.<suffix>`` (a name
+        Java's consumer manager does not list)."""
+        return f"{self.path.rsplit('/', 1)[0]}/.paimon-feed-{self.consumer_id}.{suffix}"
+
+    def save_side(self, suffix: str, text: str) -> None:
+        """Write the side file :meth:`side_path` ``(suffix)`` (one PUT on S3)."""
+        path = self.side_path(suffix)
+        try:
+            self._write(path, text)
+        except Exception as exc:
+            raise CheckpointError(f"cannot write {path}: {exc}") from exc
+
+    def load_side(self, suffix: str) -> str | None:
+        """The text of the side file :meth:`side_path` ``(suffix)``, or ``None`` if absent."""
+        path = self.side_path(suffix)
+        try:
+            if not self.file_io.exists(path):
+                return None
+            text: str = self.file_io.read_file_utf8(path)
+            return text
+        except FileNotFoundError:
+            return None
+        except Exception as exc:
+            raise CheckpointError(f"cannot read {path}: {exc}") from exc
+
     # compare-and-set -----------------------------------------------------------------------
     def advance(self, next_snapshot_id: int) -> bool:
         """Move the checkpoint forward to ``next_snapshot_id``; never backwards.

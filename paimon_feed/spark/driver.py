@@ -234,7 +234,7 @@ class StreamDriver:
         # later, when the next batch is journaled, and never for the last batch of a
         # ``Trigger.AvailableNow`` run: waiting for it left the consumer file a batch behind.
         self._processed(start)
-        end = self._next_end(start, max_snapshots)
+        end = self.next_end(start, max_snapshots)
         if end == start and self._consumer_writer is not None:
             # Nothing new, so no micro-batch waits: finish the write now. Spark may end the
             # query after this answer (an AvailableNow run ends here) and stops this worker
@@ -242,7 +242,9 @@ class StreamDriver:
             self._consumer_writer.flush(CONSUMER_CLOSE_TIMEOUT_S)
         return end
 
-    def _next_end(self, start: FeedOffset, max_snapshots: int | None) -> FeedOffset:
+    def next_end(self, start: FeedOffset, max_snapshots: int | None) -> FeedOffset:
+        """The end of the next batch from ``start`` (``start`` itself if nothing new), from the
+        tracker's memory; unlike :meth:`latest_offset` it records no progress."""
         if start.pending_full_snapshot_id is not None:
             return start.after_full(self._digest(start.pending_full_snapshot_id))
         first = start.next_snapshot_id
@@ -306,6 +308,13 @@ class StreamDriver:
         Planned from ``end`` alone (see :mod:`paimon_feed.spark.offsets`): the full state at
         ``end.full``, or the changes of ``end.first..end.snapshot-1``.
         """
+        batches = self.plan_batches(start, end)
+        check_schema(self.table_name, self.table.table_schema, batches)
+        return _pack(self.options, self.table, batches)
+
+    def plan_batches(self, start: FeedOffset, end: FeedOffset) -> list[FeedBatch]:
+        """The :class:`FeedBatch` values of the batch from ``start`` to ``end`` (see
+        :meth:`plan`), with the history checked; not yet packed into partitions."""
         if start == end:
             return []
         if end.full_snapshot_id is not None:
@@ -325,8 +334,7 @@ class StreamDriver:
                 batches = self._restart(exc, last)
         else:
             return []
-        check_schema(self.table_name, self.table.table_schema, batches)
-        return _pack(self.options, self.table, batches)
+        return batches
 
     def _check_history(self, start: FeedOffset, end: FeedOffset, first: int, last: int) -> None:
         """Raise :class:`HistoryRewrittenError` if the range does not continue what the query

@@ -166,9 +166,13 @@ def spark_schema(
 
 def arrow_schema(schema: T.StructType) -> pa.Schema:
     """The Arrow schema Spark requires of batches for ``schema`` (what its check compares)."""
+    import inspect
+
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    return to_arrow_schema(schema, timezone="UTC")
+    if "timezone" in inspect.signature(to_arrow_schema).parameters:
+        return to_arrow_schema(schema, timezone="UTC")
+    return to_arrow_schema(schema)  # Spark 3.5: timestamps are UTC already
 
 
 def conform(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:

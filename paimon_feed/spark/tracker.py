@@ -70,8 +70,12 @@ def tracking_mode(notifier: str | None, table_url: str) -> str:
 class _NotifierThread:
     """A notifier subscription on its own event loop; collects hints for the driver thread."""
 
-    def __init__(self, spec: str, table_url: str, file_io: Any, notifier_options: dict) -> None:
+    def __init__(
+        self, spec: str, table_url: str, file_io: Any, notifier_options: dict,
+        on_hint: Callable[[], None] = lambda: None,
+    ) -> None:
         self.spec = spec
+        self.on_hint = on_hint
         self.table_url = table_url
         self.file_io = file_io
         self.notifier_options = notifier_options
@@ -124,6 +128,7 @@ class _NotifierThread:
                         self._max_snapshot_id is None or wake.max_snapshot_id > self._max_snapshot_id
                     ):
                         self._max_snapshot_id = wake.max_snapshot_id
+                self.on_hint()
         finally:
             subscription.close()
             await subscription.notifier.close()
@@ -213,6 +218,7 @@ class SnapshotTracker:
         self._errors = 0
         self._closed = False
         self._notifier: _NotifierThread | None = None
+        self._wake = threading.Event()
         self.mode = tracking_mode(notifier, table_url)
         if self.mode != STORAGE_PER_TRIGGER:
             self._notifier = _NotifierThread(
@@ -220,6 +226,7 @@ class SnapshotTracker:
                 table_url,
                 self._file_io,
                 {"poll_interval": poll_interval, "sqs_queue_url": sqs_queue_url},
+                on_hint=self._wake.set,
             )
 
     def start(self) -> None:
@@ -281,6 +288,22 @@ class SnapshotTracker:
         if self._notifier is not None:
             self._notifier.expect((self._known or 0) + 1)
         return self._known
+
+    def wait(self, timeout: float) -> None:
+        """Block until a notifier hints, :meth:`interrupt` is called, the next check of
+        :meth:`latest` is due, or ``timeout`` seconds passed: for a caller that loops on
+        :meth:`latest` (the ``foreach_batch`` runner) instead of being called by Spark."""
+        if self._notifier is None:
+            interval = self.poll_interval
+        else:
+            interval = self.reconcile_interval if self._notifier.healthy else self.poll_interval
+        elapsed = self._clock() - self._last_check if self._last_check is not None else interval
+        self._wake.wait(max(0.0, min(timeout, interval - elapsed)))
+        self._wake.clear()
+
+    def interrupt(self) -> None:
+        """Wake a :meth:`wait` now (from any thread)."""
+        self._wake.set()
 
     def _exists(self, snapshot_id: int) -> bool:
         self._probes += 1
