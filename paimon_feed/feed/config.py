@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from paimon_feed._units import parse_duration
 from paimon_feed.errors import ConfigurationError
 from paimon_feed.notifiers import Notifier, create_notifier
 from paimon_feed.planner.planner import OverwritePolicy
@@ -18,7 +19,7 @@ from paimon_feed.tables import check_data_table, check_table_endpoint
 __all__ = [
     "FeedOptions",
     "check_type",
-    "check_number",
+    "check_duration",
     "check_names",
     "check_table",
     "check_predicate",
@@ -40,7 +41,7 @@ class FeedOptions:
     start: StartSpec
     end: int | str | None
     notifier: str | Notifier
-    reconcile_interval: float
+    reconcile_interval: float  # seconds once checked; given as any Duration (see _units)
     poll_interval: float
     include_row_kind: bool
     projection: Sequence[str] | None
@@ -60,8 +61,8 @@ class FeedOptions:
 
     def __post_init__(self) -> None:
         check_type("consumer_id", self.consumer_id, str, "a string such as 'orders-etl'", optional=True)
-        check_number("reconcile_interval", self.reconcile_interval, "seconds", minimum=0.0)
-        check_number("poll_interval", self.poll_interval, "seconds", minimum=0.0)
+        object.__setattr__(self, "reconcile_interval", check_duration("reconcile_interval", self.reconcile_interval))
+        object.__setattr__(self, "poll_interval", check_duration("poll_interval", self.poll_interval))
         check_type("include_row_kind", self.include_row_kind, bool, "True or False")
         check_type("auto_commit", self.auto_commit, bool, "True or False")
         # Normalised in place: a frozen value is set once, here.
@@ -96,10 +97,13 @@ def check_type(
         raise ConfigurationError(f"{name} must be {wanted}, got {type(value).__name__} {value!r}")
 
 
-def check_number(name: str, value: Any, unit: str, *, minimum: float) -> None:
-    check_type(name, value, (int, float), f"a number of {unit}")
-    if not value > minimum:
-        raise ConfigurationError(f"{name} must be > {minimum:g} {unit}, got {value!r}")
+def check_duration(name: str, value: Any) -> float:
+    """Seconds in ``value``, a duration of the project's one grammar (``2``, ``"2s"``,
+    ``"500ms"``, ``timedelta(seconds=2)``: see :mod:`paimon_feed._units`), greater than zero."""
+    seconds = parse_duration(value, what=name)
+    if not seconds > 0:
+        raise ConfigurationError(f"{name} must be greater than zero, got {value!r}")
+    return seconds
 
 
 def check_names(name: str, value: Any) -> list[str] | None:

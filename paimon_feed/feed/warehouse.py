@@ -29,9 +29,10 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from paimon_feed._units import Duration
 from paimon_feed.batch import FeedBatch
 from paimon_feed.errors import ConfigurationError, FeedClosedError
-from paimon_feed.feed.config import check_notifier
+from paimon_feed.feed.config import check_duration, check_notifier
 from paimon_feed.feed.feed import ChangeFeed
 from paimon_feed.feed.following import Done, Failure, Following
 from paimon_feed.feed.lifecycle import open_notifier
@@ -67,7 +68,7 @@ class WarehouseFeed:
         tables: ``fnmatch`` patterns over ``db.table`` (``"sales.*"``); default every table.
         start: where each table present at start begins (a stored checkpoint wins); a table
             created later starts at its first snapshot (``"earliest"``).
-        discovery_interval: seconds between listings of the warehouse (new and dropped tables);
+        discovery_interval: time between listings (seconds, ``"1m"``, a ``timedelta``) of the warehouse (new and dropped tables);
             with local push, new tables are found as their directories appear.
         on_table_error: ``"raise"`` (the error surfaces at the next ``__anext__`` and the feed
             ends) or ``"skip"`` (that table stops, logged and counted; the others go on).
@@ -85,7 +86,7 @@ class WarehouseFeed:
         catalog_options: Mapping[str, str] | None = None,
         tables: Iterable[str] | str | None = None,
         start: Any = "latest-full",
-        discovery_interval: float = 60.0,
+        discovery_interval: Duration = 60.0,
         on_table_error: str = "raise",
         notifier: str | Notifier = "auto",
         **feed_options: Any,
@@ -98,8 +99,7 @@ class WarehouseFeed:
             )
         if on_table_error not in ("raise", "skip"):
             raise ConfigurationError(f"on_table_error must be 'raise' or 'skip', got {on_table_error!r}")
-        if not isinstance(discovery_interval, (int, float)) or discovery_interval <= 0:
-            raise ConfigurationError(f"discovery_interval must be > 0 seconds, got {discovery_interval!r}")
+        discovery_s = check_duration("discovery_interval", discovery_interval)
         if isinstance(warehouse, str):
             from paimon_feed.tables import open_catalog
 
@@ -116,7 +116,7 @@ class WarehouseFeed:
         self.consumer_id = feed_options.get("consumer_id")
         self.selector = TableSelector(tables)
         self.start_spec = start
-        self.discovery_interval = float(discovery_interval)
+        self.discovery_interval = discovery_s
         self.on_table_error = on_table_error
         self.auto_commit = bool(feed_options.pop("auto_commit", False))
         self.max_pending = int(feed_options.get("max_pending", 8))

@@ -13,9 +13,10 @@ from paimon_feed import ChangeFeed, ConfigurationError
     [
         ({"table": "db.events"}, "table must be a pypaimon table"),
         ({"predicate": "x>3"}, "predicate must be a pypaimon Predicate"),
-        ({"reconcile_interval": "5"}, "reconcile_interval must be a number of seconds, got str '5'"),
-        ({"poll_interval": None}, "poll_interval must be a number of seconds"),
-        ({"poll_interval": -1}, "poll_interval must be > 0 seconds"),
+        ({"reconcile_interval": "5 s please"}, "reconcile_interval: invalid duration '5 s please': give a number"),
+        ({"poll_interval": None}, "poll_interval: invalid duration of type NoneType"),
+        ({"poll_interval": -1}, "poll_interval: invalid duration -1: a duration is a finite number >= 0"),
+        ({"poll_interval": 0}, "poll_interval must be greater than zero, got 0"),
         ({"max_pending": 2.5}, "max_pending must be a whole number"),
         ({"max_pending": True}, "max_pending must be a whole number"),
         ({"catch_up_threshold": "10"}, "catch_up_threshold must be a whole number"),
