@@ -34,7 +34,7 @@ from paimon_feed.cli.parser import (
     until_signalled,
 )
 from paimon_feed.cli.tail import run_tail
-from paimon_feed.errors import CheckpointError, ConfigurationError, TableNotFoundError
+from paimon_feed.errors import CheckpointError, ConfigurationError, StorageError, TableNotFoundError
 
 __all__ = ["main"]
 
@@ -60,6 +60,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         run = {"tail": run_tail, "demo": _run_demo, "consumers": run_consumers}[args.command]
         return run(args)
+    except StorageError as exc:  # a checkpoint write on a full disk too: storage, not input
+        return fail(exc, EXIT_FAILURE, verbosity)
     except (ConfigurationError, TableNotFoundError, CheckpointError) as exc:
         return fail(exc, EXIT_USAGE, verbosity)
     except KeyboardInterrupt:

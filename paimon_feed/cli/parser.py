@@ -105,7 +105,7 @@ def _add_tail_arguments(tail: argparse.ArgumentParser) -> None:
     """The options of ``tail``, in the order ``--help`` lists them."""
     tail.add_argument("warehouse", help="warehouse path or URL (e.g. /data/wh, s3://bucket/wh)")
     tail.add_argument(
-        "table", nargs="*", metavar="TABLE",
+        "table", nargs="*", default=[], metavar="TABLE",
         help="tables as DATABASE.TABLE or patterns such as 'sales.*' (default: every table of "
         "the warehouse, new ones included; rows then carry _table)",
     )

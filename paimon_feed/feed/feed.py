@@ -18,7 +18,7 @@ from paimon_feed._units import Duration
 from paimon_feed.batch import FeedBatch
 from paimon_feed.checkpoint import CheckpointStore
 from paimon_feed.errors import FeedClosedError
-from paimon_feed.feed.config import FeedOptions, check_duration, check_notifier, check_table
+from paimon_feed.feed.config import FeedOptions, check_duration, check_notifier, check_table, suggest_keywords
 from paimon_feed.feed.consuming import Consuming
 from paimon_feed.feed.lifecycle import Lifecycle
 from paimon_feed.feed.planning import Planning
@@ -71,6 +71,7 @@ class ChangeFeed:
             (default ``$PAIMON_FEED_SQS_QUEUE_URL``).
     """
 
+    @suggest_keywords
     def __init__(
         self,
         table: Any,

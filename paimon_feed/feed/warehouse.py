@@ -32,7 +32,7 @@ from typing import Any
 from paimon_feed._units import Duration
 from paimon_feed.batch import FeedBatch
 from paimon_feed.errors import ConfigurationError, FeedClosedError
-from paimon_feed.feed.config import check_duration, check_notifier
+from paimon_feed.feed.config import check_duration, check_notifier, unknown_keyword
 from paimon_feed.feed.feed import ChangeFeed
 from paimon_feed.feed.following import Done, Failure, Following
 from paimon_feed.feed.lifecycle import open_notifier
@@ -91,12 +91,11 @@ class WarehouseFeed:
         notifier: str | Notifier = "auto",
         **feed_options: Any,
     ) -> None:
-        unknown = sorted(set(feed_options) - _FEED_OPTIONS)
-        if unknown:
-            raise ConfigurationError(
-                f"WarehouseFeed got unknown options {unknown}; ChangeFeed options are "
-                f"{sorted(_FEED_OPTIONS)}"
-            )
+        for key in sorted(set(feed_options) - _FEED_OPTIONS):
+            raise unknown_keyword("WarehouseFeed", key, [
+                "catalog_options", "tables", "start", "discovery_interval", "on_table_error",
+                "notifier", *sorted(_FEED_OPTIONS),
+            ])
         if on_table_error not in ("raise", "skip"):
             raise ConfigurationError(f"on_table_error must be 'raise' or 'skip', got {on_table_error!r}")
         discovery_s = check_duration("discovery_interval", discovery_interval)
@@ -162,6 +161,9 @@ class WarehouseFeed:
         try:
             self._stop_watch = self._notifier.watch_warehouse(self.warehouse, self._following.relist)
             await self._following.refresh(initial=True)
+            # A queue asked for that cannot be read fails the start here (its tables' feeds
+            # found it first; a skipped table must not hide it).
+            await self._notifier.ready()
         except BaseException:
             await self.close()
             raise

@@ -3,9 +3,13 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
+import paimon_feed
 from paimon_feed import ChangeFeed, ConfigurationError
+from paimon_feed.errors import UnknownArgumentError
 
 
 @pytest.mark.parametrize(
@@ -46,3 +50,26 @@ def test_well_typed_arguments_of_every_kind_are_accepted(append_table):
         auto_commit=False, sqs_queue_url=None,
     )
     assert feed.consumer_id == "ok"
+
+
+def test_a_mistyped_keyword_is_refused_naming_the_one_meant(append_table):
+    """Before: Python's bare 'unexpected keyword argument' TypeError."""
+    with pytest.raises(UnknownArgumentError) as raised:
+        ChangeFeed(append_table, consumer="x")
+    message = str(raised.value)
+    assert message.startswith("ChangeFeed() got an unknown keyword argument 'consumer' (did you mean 'consumer_id'?)")
+    assert isinstance(raised.value, TypeError) and isinstance(raised.value, ConfigurationError)
+    with pytest.raises(UnknownArgumentError, match=r"'reconcile' \(did you mean 'reconcile_interval'\?\)"):
+        ChangeFeed(append_table, reconcile=5)
+
+
+def test_a_table_path_instead_of_a_table_suggests_a_call_that_opens_it(warehouse, append_table, monkeypatch):
+    """Before: the hint was open_table(warehouse, 'wh/own.db/users'), which fails too."""
+    parent, name = os.path.split(warehouse.rstrip("/"))
+    monkeypatch.chdir(parent)
+    with pytest.raises(ConfigurationError) as raised:
+        ChangeFeed(f"{name}/db.db/events")
+    suggested = str(raised.value).split("open it first: ", 1)[1]
+    assert suggested == f"paimon_feed.open_table({name!r}, 'db.events')"
+    table = eval(suggested, {"paimon_feed": paimon_feed})  # the call it suggests works
+    assert table.identifier.get_full_name() == "db.events"
