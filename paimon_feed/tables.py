@@ -17,10 +17,11 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlparse
 
-from paimon_feed._layout import DATABASE_SUFFIX, local_url
+from paimon_feed._layout import DATABASE_SUFFIX, is_local, local_url
 from paimon_feed.errors import ConfigurationError, StorageError, TableNotFoundError, is_access_denied
 
 __all__ = [
+    "catalog_directory",
     "check_data_table",
     "check_reachable",
     "check_table_endpoint",
@@ -232,6 +233,21 @@ def open_catalog(warehouse: str, options: Mapping[str, str] | None = None) -> An
         ) from exc
 
 
+def catalog_directory(catalog: Any) -> str | None:
+    """The directory whose listing *is* ``catalog``'s list of tables -- a filesystem catalog's
+    warehouse -- or ``None`` for a catalog that keeps that list elsewhere: a REST catalog (its
+    warehouse is a name; the server says where each table lives) or a JDBC catalog (a table is
+    listed once its row is written, after its directory). Watching that directory finds new
+    tables at once; for the others, a listing through the catalog does."""
+    from pypaimon import CatalogFactory
+
+    filesystem = CatalogFactory.CATALOG_REGISTRY.get("filesystem")
+    if filesystem is not None and isinstance(catalog, filesystem):
+        warehouse = getattr(catalog, "warehouse", None)
+        return str(warehouse) if warehouse else None
+    return None
+
+
 def open_table(
     warehouse: str, name: str, options: Mapping[str, str] | None = None, *, catalog: Any = None
 ) -> Any:
@@ -343,7 +359,7 @@ def read_table_schema(
 
 
 def _url(path: str) -> str:
-    return path if "://" in path else local_url(path)
+    return local_url(path) if is_local(path) else path
 
 
 def commit_arrow(table: Any, data: Any) -> None:
