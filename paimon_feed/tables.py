@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from paimon_feed._layout import DATABASE_SUFFIX, is_local, local_url
-from paimon_feed.errors import ConfigurationError, StorageError, TableNotFoundError
+from paimon_feed.errors import ConfigurationError, StorageError, TableNotFoundError, is_access_denied
 
 __all__ = [
     "catalog_directory",
@@ -262,6 +262,29 @@ def open_table(
         return catalog.get_table(name)
     except not_found_errors() as exc:
         raise TableNotFoundError(_what_is_missing(catalog, warehouse, name)) from exc
+    except Exception as exc:
+        if is_access_denied(exc):
+            raise _access_denied(name, warehouse, exc) from exc
+        raise
+
+
+def _access_denied(name: str, warehouse: str, exc: BaseException) -> ConfigurationError:
+    """Storage refused to show table ``name``: say which credentials to configure."""
+    cause = exc
+    while cause.__cause__ is not None:  # the storage client's own words, not pypaimon's wrapper
+        cause = cause.__cause__
+    if urlparse(warehouse).scheme in ("s3", "s3a"):
+        remedy = (
+            "configure S3 credentials that may read it: AWS_ACCESS_KEY_ID and "
+            "AWS_SECRET_ACCESS_KEY (or AWS_PROFILE, or the machine's role), or the catalog "
+            "options fs.s3.accessKeyId and fs.s3.accessKeySecret (CLI: --catalog-option); they "
+            "need s3:GetObject and s3:ListBucket on the warehouse (s3:PutObject to checkpoint)"
+        )
+    else:
+        remedy = "configure credentials that may read the warehouse, as pypaimon's catalog options"
+    return ConfigurationError(
+        f"table {name} of warehouse {warehouse}: access denied ({cause}); {remedy}"
+    )
 
 
 def _what_is_missing(catalog: Any, warehouse: str, name: str) -> str:
@@ -324,7 +347,12 @@ def read_table_schema(
     # The filesystem catalog's layout, as pypaimon's FileSystemCatalog builds it:
     # {warehouse}/{database}.db/{table}.
     path = f"{warehouse.rstrip('/')}/{database}{DATABASE_SUFFIX}/{table_name}"
-    schema = read_latest_schema(file_io, path, name)
+    try:
+        schema = read_latest_schema(file_io, path, name)
+    except StorageError as exc:
+        if is_access_denied(exc):
+            raise _access_denied(name, warehouse, exc) from exc
+        raise
     if schema is None:
         raise TableNotFoundError(_what_is_missing(open_catalog(warehouse, options), warehouse, name))
     return schema, _url(path)

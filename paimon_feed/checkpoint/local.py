@@ -25,7 +25,7 @@ from collections.abc import Iterator
 
 from paimon_feed import _layout
 from paimon_feed.checkpoint.codec import decode_checkpoint
-from paimon_feed.errors import CheckpointError
+from paimon_feed.errors import CheckpointError, CheckpointStorageError
 
 try:  # POSIX only; without it advance_file() is last-writer-wins (see the module docstring)
     import fcntl
@@ -71,7 +71,7 @@ def advance_file(local: str, where: str, next_snapshot_id: int, text: str) -> in
     except CheckpointError:
         raise
     except OSError as exc:
-        raise CheckpointError(
+        raise CheckpointStorageError(
             f"cannot write consumer file {where} (next snapshot {next_snapshot_id}): {exc}"
         ) from exc
     return None

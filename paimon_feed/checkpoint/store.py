@@ -23,7 +23,7 @@ from paimon_feed.checkpoint.codec import (
 )
 from paimon_feed.checkpoint.local import adopt_stray, advance_file, atomic_write, local_path
 from paimon_feed.checkpoint.s3 import advance_object, read_object, s3_location
-from paimon_feed.errors import CheckpointError, MissingDependencyError
+from paimon_feed.errors import CheckpointError, CheckpointStorageError, MissingDependencyError
 
 __all__ = ["DEFAULT_MAX_ATTEMPTS", "CheckpointStore"]
 
@@ -130,7 +130,7 @@ class CheckpointStore:
         except FileNotFoundError:
             return None
         except Exception as exc:
-            raise CheckpointError(f"cannot read consumer file {self.path}: {exc}") from exc
+            raise CheckpointStorageError(f"cannot read consumer file {self.path}: {exc}") from exc
 
     def save(self, next_snapshot_id: int) -> None:
         """Store ``next_snapshot_id`` as the consumer's position, unconditionally.
@@ -143,7 +143,7 @@ class CheckpointStore:
         try:
             self._write(self.path, text)
         except Exception as exc:
-            raise CheckpointError(
+            raise CheckpointStorageError(
                 f"cannot write consumer file {self.path} (next snapshot {next_snapshot_id}): {exc}"
             ) from exc
         logger.debug("consumer %s: checkpoint at snapshot %d", self.consumer_id, next_snapshot_id)

@@ -37,7 +37,7 @@ from paimon_feed.cli.parser import (
 )
 from paimon_feed.cli.tail import run_tail
 from paimon_feed.cli.wire import run_check, run_wire
-from paimon_feed.errors import CheckpointError, ConfigurationError, TableNotFoundError
+from paimon_feed.errors import CheckpointError, ConfigurationError, StorageError, TableNotFoundError
 
 __all__ = ["main"]
 
@@ -64,6 +64,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         run = {"tail": run_tail, "demo": _run_demo, "consumers": run_consumers, "wire": run_wire,
                "check": run_check}[args.command]
         return run(args)
+    except StorageError as exc:  # a checkpoint write on a full disk too: storage, not input
+        return fail(exc, EXIT_FAILURE, verbosity)
     except (ConfigurationError, TableNotFoundError, CheckpointError) as exc:
         return fail(exc, EXIT_USAGE, verbosity)
     except KeyboardInterrupt:

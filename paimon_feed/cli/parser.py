@@ -75,14 +75,14 @@ def _catalog_option(text: str) -> tuple[str, str]:
     return key, value
 
 
-def _duration(default_unit: str | None = None) -> Any:
+def _duration() -> Any:
     """An argparse type: seconds in a duration of the project's one grammar (``500ms``, ``2s``,
-    ``1m``, ``1h``, ``1d``, ``1w``)."""
+    ``1m``, ``1h``, ``1d``, ``1w``; a bare number is seconds)."""
     from paimon_feed._units import parse_duration
 
     def parse(text: str) -> float:
         try:
-            return parse_duration(text, default_unit=default_unit)
+            return parse_duration(text)
         except ConfigurationError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -112,7 +112,7 @@ def _add_tail_arguments(tail: argparse.ArgumentParser) -> None:
     """The options of ``tail``, in the order ``--help`` lists them."""
     tail.add_argument("warehouse", help="warehouse path or URL (e.g. /data/wh, s3://bucket/wh)")
     tail.add_argument(
-        "table", nargs="*", metavar="TABLE",
+        "table", nargs="*", default=[], metavar="TABLE",
         help="tables as DATABASE.TABLE or patterns such as 'sales.*' (default: every table of "
         "the warehouse, new ones included; rows then carry _table)",
     )
@@ -167,7 +167,7 @@ def _add_tail_arguments(tail: argparse.ArgumentParser) -> None:
     )
     tail.add_argument(
         "--poll-interval", type=_duration(), default=1.0, metavar="DURATION",
-        help="how often notifier poll looks for a commit (default 1s; 500ms, 2s, 1m, ...)",
+        help="how often notifier poll looks for a commit (default 1s; 500ms, 2, 2s, 1m, ...; a bare number is seconds)",
     )
     tail.add_argument(
         "--discovery-interval", type=_duration(), default=60.0, metavar="DURATION",
@@ -193,7 +193,7 @@ def _add_demo_arguments(demo: argparse.ArgumentParser) -> None:
     demo.add_argument("--commits", type=int, default=40, help="commits per table (default 40)")
     demo.add_argument("--backlog", type=int, default=25, help="commits made before tailing starts, to show catch-up")
     demo.add_argument(
-        "--interval", type=_duration(default_unit="s"), default=0.1, metavar="DURATION",
+        "--interval", type=_duration(), default=0.1, metavar="DURATION",
         help="time between commits (default 100ms; a bare number is in seconds)",
     )
     demo.add_argument("--warehouse", help="warehouse directory (default: a new temp dir, removed at exit)")

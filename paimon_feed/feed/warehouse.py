@@ -31,9 +31,10 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from paimon_feed._units import Duration
 from paimon_feed.batch import FeedBatch
 from paimon_feed.errors import ConfigurationError, FeedClosedError
-from paimon_feed.feed.config import check_notifier
+from paimon_feed.feed.config import check_duration, check_notifier, unknown_keyword
 from paimon_feed.feed.feed import ChangeFeed
 from paimon_feed.feed.following import Done, Failure, Following
 from paimon_feed.feed.notifying import SharedNotifiers
@@ -71,7 +72,7 @@ class WarehouseFeed:
         tables: ``fnmatch`` patterns over ``db.table`` (``"sales.*"``); default every table.
         start: where each table present at start begins (a stored checkpoint wins); a table
             created later starts at its first snapshot (``"earliest"``).
-        discovery_interval: seconds between listings of the warehouse (new and dropped tables);
+        discovery_interval: time between listings (seconds, ``"1m"``, a ``timedelta``) of the warehouse (new and dropped tables);
             with local push, new tables are found as their directories appear.
         on_table_error: ``"raise"`` (the error surfaces at the next ``__anext__`` and the feed
             ends) or ``"skip"`` (that table stops, logged and counted; the others go on).
@@ -89,21 +90,19 @@ class WarehouseFeed:
         catalog_options: Mapping[str, str] | None = None,
         tables: Iterable[str] | str | None = None,
         start: Any = "latest-full",
-        discovery_interval: float = 60.0,
+        discovery_interval: Duration = 60.0,
         on_table_error: str = "raise",
         notifier: str | Notifier = "auto",
         **feed_options: Any,
     ) -> None:
-        unknown = sorted(set(feed_options) - _FEED_OPTIONS)
-        if unknown:
-            raise ConfigurationError(
-                f"WarehouseFeed got unknown options {unknown}; ChangeFeed options are "
-                f"{sorted(_FEED_OPTIONS)}"
-            )
+        for key in sorted(set(feed_options) - _FEED_OPTIONS):
+            raise unknown_keyword("WarehouseFeed", key, [
+                "catalog_options", "tables", "start", "discovery_interval", "on_table_error",
+                "notifier", *sorted(_FEED_OPTIONS),
+            ])
         if on_table_error not in ("raise", "skip"):
             raise ConfigurationError(f"on_table_error must be 'raise' or 'skip', got {on_table_error!r}")
-        if not isinstance(discovery_interval, (int, float)) or discovery_interval <= 0:
-            raise ConfigurationError(f"discovery_interval must be > 0 seconds, got {discovery_interval!r}")
+        discovery_s = check_duration("discovery_interval", discovery_interval)
         if isinstance(warehouse, str):
             from paimon_feed.tables import open_catalog
 
@@ -120,7 +119,7 @@ class WarehouseFeed:
         self.consumer_id = feed_options.get("consumer_id")
         self.selector = TableSelector(tables)
         self.start_spec = start
-        self.discovery_interval = float(discovery_interval)
+        self.discovery_interval = discovery_s
         self.on_table_error = on_table_error
         self.auto_commit = bool(feed_options.pop("auto_commit", False))
         self.max_pending = int(feed_options.get("max_pending", 8))
@@ -161,6 +160,10 @@ class WarehouseFeed:
         try:
             self._watch_for_new_tables()
             await self._following.refresh(initial=True)
+            # A queue asked for that cannot be read fails the start here (its tables' feeds
+            # found it first; a skipped table must not hide it).
+            for notifier in self._notifiers.opened():
+                await notifier.ready()
         except BaseException:
             await self.close()
             raise

@@ -36,6 +36,7 @@ __all__ = [
     "Subscription",
     "Wake",
     "create_notifier",
+    "polling_instead_of_push",
     "normalize_table_url",
     "snapshot_id_from_name",
     "SQS_QUEUE_URL_ENV",
@@ -87,6 +88,35 @@ AUTO_BY_SCHEME: dict[str, Callable[[dict], Notifier]] = {
 }
 
 _BY_NAME: dict[str, Callable[[dict], Notifier]] = {"local": _local, "poll": _poll, "sqs": _sqs}
+
+
+def polling_instead_of_push(spec: str, table_url: str, **options) -> str | None:
+    """The one warning a feed gives at its start when ``notifier="auto"`` cannot push and polls
+    storage that charges per request (``s3://`` without a queue): what it costs at the current
+    poll interval and how to enable push; ``None`` when it pushes, or polling was asked for.
+
+    >>> print(polling_instead_of_push("auto", "s3://b/wh/db.db/t", poll_interval=2.0))
+    ... # doctest: +ELLIPSIS
+    s3://b/wh/db.db/t: no SQS queue is configured, so notifier='auto' polls S3: one request every 2 s while commits come, up to 1,800 S3 requests an hour per table, 720 an hour when idle (...). For push, ...
+    >>> polling_instead_of_push("poll", "s3://b/wh/db.db/t") is None
+    True
+    """
+    url = normalize_table_url(table_url)
+    if spec != "auto" or urlparse(url).scheme not in ("s3", "s3a"):
+        return None
+    if options.get("sqs_queue_url") or queue_url_from_env():
+        return None
+    interval = float(options.get("poll_interval", 1.0))
+    idle = max(interval, 5.0)  # PollingNotifier's default longest wait
+    return (
+        f"{url}: no SQS queue is configured, so notifier='auto' polls S3: one request every "
+        f"{interval:g} s while commits come, up to {3600 / interval:,.0f} S3 requests an hour per "
+        f"table, {3600 / idle:,.0f} an hour when idle (backing off to {idle:g} s). For push, send "
+        f"the bucket's snapshot-file events to an SQS queue and give its URL (sqs_queue_url=..., "
+        f"the CLI's --sqs-queue-url, or {SQS_QUEUE_URL_ENV}): about 60 S3 requests an idle hour at the "
+        f"default reconcile_interval; see "
+        f"the S3 page of the docs. notifier='poll' asks for polling and says nothing."
+    )
 
 
 def create_notifier(spec: str, table_url: str, **options) -> Notifier:

@@ -21,9 +21,14 @@ malformed                                  logged and left for the queue's redri
 A message that is left becomes visible again after the queue's visibility timeout; its
 visibility is not reset, so the notifier does not spin on it.
 
-When receiving fails ``failure_threshold`` times in a row (queue unreachable, access denied),
-the notifier marks itself unhealthy so feeds fall back to polling, and keeps retrying with
-exponential backoff; the first successful receive marks it healthy again.
+A queue asked for is checked before the first batch (degradation is loud, once, at the start):
+the first receive returns at once, and if it says the queue does not exist or these credentials
+may not read it, the receive loop stops and every feed's start (:meth:`SqsNotifier.ready`)
+raises :class:`~paimon_feed.errors.ConfigurationError` naming the queue and what to do, instead
+of polling without a word. When receiving fails later ``failure_threshold`` times in a row
+(queue unreachable, deleted, access revoked), the notifier marks itself unhealthy so feeds fall
+back to polling, and keeps retrying with exponential backoff; the first successful receive marks
+it healthy again.
 
 The queue's side (the client, receives, batched deletes) is
 :class:`~paimon_feed.notifiers._sqs_queue.SqsQueue`; this module decides what each message means.
@@ -48,6 +53,7 @@ from paimon_feed.notifiers._sqs_queue import (
     SqsQueue,
     is_transport_error,
     region_from_queue_url,
+    start_problem,
 )
 from paimon_feed.notifiers.base import Notifier, SnapshotHint, Subscription, normalize_table_url
 from paimon_feed.notifiers.events import MalformedMessageError, parse_message
@@ -156,6 +162,10 @@ class SqsNotifier(Notifier):
         self.retry_backoff = (float(initial_backoff), float(max_backoff))
         self._task: asyncio.Task[None] | None = None
         self._warehouse_watches: list[tuple[str, Callable[[], None]]] = []
+        #: done once the first receive answered (or failed); see :meth:`ready`
+        self._first_receive: asyncio.Future[None] | None = None
+        #: why the queue cannot be used at all, found by the first receive
+        self.start_error: ConfigurationError | None = None
         self.consecutive_failures = 0
         self.messages_received = 0
         self.messages_deleted = 0
@@ -222,6 +232,7 @@ class SqsNotifier(Notifier):
                 f"{self!r}: {caller} must be called inside a running event loop (from async "
                 f"code); the receive loop runs there"
             ) from exc
+        self._first_receive = loop.create_future()
         self._task = loop.create_task(self._receive_loop(), name=f"paimon-feed {self!r}")
         self._task.add_done_callback(self._on_loop_done)
 
@@ -243,12 +254,29 @@ class SqsNotifier(Notifier):
             on_change()
         return len(watches)
 
+    async def ready(self) -> None:
+        """Wait for the first receive (it does not wait for messages), and raise
+        :class:`ConfigurationError` if it showed that the queue does not exist or that these
+        credentials may not read it. Any other failure (a connection refused) is left to the
+        notifier's health: the feed polls until the queue answers, and says so."""
+        if self._first_receive is not None:
+            await asyncio.shield(self._first_receive)
+        if self.start_error is not None:
+            raise self.start_error
+
     async def _close(self) -> None:
         task, self._task = self._task, None
         if task is not None:
             await cancel_and_wait([task])
+        self._answered()
+
+    def _answered(self) -> None:
+        """The first receive is over: release :meth:`ready`'s waiters."""
+        if self._first_receive is not None and not self._first_receive.done():
+            self._first_receive.set_result(None)
 
     def _on_loop_done(self, task: asyncio.Task[None]) -> None:
+        self._answered()
         if task.cancelled():
             return
         error = task.exception()
@@ -260,18 +288,37 @@ class SqsNotifier(Notifier):
 
     async def _receive_loop(self) -> None:
         async with self._queue:
+            first = True
             while True:
                 try:
-                    messages = await self._queue.receive()
+                    messages = await self._queue.receive(wait=not first)
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # noqa: BLE001 - logged, counted, reflected in health
+                    if first and self._cannot_start(exc):
+                        return
+                    first = False
+                    self._answered()
                     await self._receive_failed(exc)
                     continue
+                first = False
+                self._answered()
                 self.consecutive_failures = 0
                 self._set_healthy(True)
                 if messages:
                     await self._handle(messages)
+
+    def _cannot_start(self, exc: Exception) -> bool:
+        """Whether the first receive's ``exc`` means the queue cannot be used at all; if so,
+        the reason is kept for :meth:`ready` and the notifier is unhealthy."""
+        problem = start_problem(self.queue_url, exc)
+        if problem is None:
+            return False
+        self.receive_errors += 1
+        self.start_error = ConfigurationError(problem)
+        self._set_healthy(False, problem)
+        self._answered()
+        return True
 
     async def _receive_failed(self, exc: Exception) -> None:
         self.receive_errors += 1

@@ -148,7 +148,7 @@ def test_on_table_error_raise_surfaces_at_the_next_batch(warehouse, cat, three_t
 
 
 def test_one_notifier_serves_every_table_and_unknown_options_are_refused(warehouse, three_tables):
-    with pytest.raises(ConfigurationError, match="unknown options"):
+    with pytest.raises(ConfigurationError, match="unknown keyword argument 'consumer' .did you mean 'consumer_id'.."):
         WarehouseFeed(warehouse, consumer="typo")
 
     async def main():
