@@ -19,6 +19,7 @@ import traceback
 from collections.abc import Sequence
 from typing import Any
 
+from paimon_feed.cli.arguments import duration_seconds
 from paimon_feed.cli.exits import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
@@ -29,7 +30,6 @@ from paimon_feed.cli.exits import (
 from paimon_feed.cli.output import FORMATS
 from paimon_feed.cli.wire import add_check_arguments, add_wire_arguments
 from paimon_feed.errors import (
-    ConfigurationError,
     FeedError,
     HistoryRewrittenError,
     SnapshotExpiredError,
@@ -73,20 +73,6 @@ def _catalog_option(text: str) -> tuple[str, str]:
     if not sep or not key:
         raise argparse.ArgumentTypeError(f"invalid catalog option {text!r}: use KEY=VALUE")
     return key, value
-
-
-def _duration() -> Any:
-    """An argparse type: seconds in a duration of the project's one grammar (``500ms``, ``2s``,
-    ``1m``, ``1h``, ``1d``, ``1w``; a bare number is seconds)."""
-    from paimon_feed._units import parse_duration
-
-    def parse(text: str) -> float:
-        try:
-            return parse_duration(text)
-        except ConfigurationError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-
-    return parse
 
 
 def _version() -> str:
@@ -166,11 +152,11 @@ def _add_tail_arguments(tail: argparse.ArgumentParser) -> None:
         help="exit after printing this many rows (a batch printed in part stays uncommitted)",
     )
     tail.add_argument(
-        "--poll-interval", type=_duration(), default=1.0, metavar="DURATION",
+        "--poll-interval", type=duration_seconds, default=1.0, metavar="DURATION",
         help="how often notifier poll looks for a commit (default 1s; 500ms, 2, 2s, 1m, ...; a bare number is seconds)",
     )
     tail.add_argument(
-        "--discovery-interval", type=_duration(), default=60.0, metavar="DURATION",
+        "--discovery-interval", type=duration_seconds, default=60.0, metavar="DURATION",
         help="how often a warehouse tail lists it for new and dropped tables (default 1m; with "
         "S3 push wired by 'paimon-feed wire' a new table's first commit is found at once)",
     )
@@ -193,7 +179,7 @@ def _add_demo_arguments(demo: argparse.ArgumentParser) -> None:
     demo.add_argument("--commits", type=int, default=40, help="commits per table (default 40)")
     demo.add_argument("--backlog", type=int, default=25, help="commits made before tailing starts, to show catch-up")
     demo.add_argument(
-        "--interval", type=_duration(), default=0.1, metavar="DURATION",
+        "--interval", type=duration_seconds, default=0.1, metavar="DURATION",
         help="time between commits (default 100ms; a bare number is in seconds)",
     )
     demo.add_argument("--warehouse", help="warehouse directory (default: a new temp dir, removed at exit)")

@@ -7,19 +7,10 @@ import argparse
 import json
 import sys
 
+from paimon_feed.cli.arguments import duration_seconds
 from paimon_feed.cli.exits import EXIT_FAILURE, EXIT_OK
 
 __all__ = ["add_check_arguments", "add_wire_arguments", "run_check", "run_wire"]
-
-
-def _seconds(text: str) -> float:
-    from paimon_feed._units import parse_duration
-    from paimon_feed.errors import ConfigurationError
-
-    try:
-        return parse_duration(text, default_unit="s")
-    except ConfigurationError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _add_aws_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,7 +48,7 @@ def add_wire_arguments(parser: argparse.ArgumentParser) -> None:
 def add_check_arguments(parser: argparse.ArgumentParser) -> None:
     _add_aws_arguments(parser)
     parser.add_argument("--queue-url", required=True, metavar="URL", help="the feed's queue")
-    parser.add_argument("--timeout", type=_seconds, default=10.0, metavar="DURATION",
+    parser.add_argument("--timeout", type=duration_seconds, default=10.0, metavar="DURATION",
                         help="how long to wait for the probe's event (default 10s)")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
 
