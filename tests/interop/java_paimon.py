@@ -24,7 +24,7 @@ from typing import Any
 
 import fetch_java
 
-__all__ = ["JavaError", "JavaPaimon", "JavaTable", "compile_driver", "missing_java"]
+__all__ = ["JavaError", "JavaPaimon", "JavaTable", "compile_classes", "compile_driver", "missing_java", "stop_jvm"]
 
 SOURCES = ("PaimonDriver.java", "PaimonModern.java", "PaimonEvolution.java")
 MODERN_SINCE = (1, 2)  # AppendCompactCoordinator, ChangelogManager, truncatePartitions
@@ -69,12 +69,18 @@ def compile_driver(version: str) -> Path:
     line = tuple(int(part) for part in version.split(".")[:2])
     sources = [fetch_java.JAVA_DIR / name for name in SOURCES]
     sources = sources[:1] if line < MODERN_SINCE else sources[:2] if line < EVOLUTION_SINCE else sources
+    return compile_classes(sources, jars, f"classes-{version}", "PaimonDriver")
+
+
+def compile_classes(sources: list[Path], jars: Path, prefix: str, main: str) -> Path:
+    """The class folder of ``sources`` compiled against the jars in ``jars``, in the cache
+    (``<prefix>-<hash>``, keyed by the sources and the jars' names); compiled once."""
     digest = hashlib.sha256()
     for source in sources:
         digest.update(source.read_bytes())
     digest.update("\n".join(sorted(p.name for p in jars.glob("*.jar"))).encode())
-    classes = fetch_java.cache_dir() / f"classes-{version}-{digest.hexdigest()[:16]}"
-    if (classes / "PaimonDriver.class").is_file():
+    classes = fetch_java.cache_dir() / f"{prefix}-{digest.hexdigest()[:16]}"
+    if (classes / f"{main}.class").is_file():
         return classes
     staging = Path(tempfile.mkdtemp(prefix=".classes-", dir=fetch_java.cache_dir()))
     result = subprocess.run(
@@ -84,12 +90,23 @@ def compile_driver(version: str) -> Path:
     )
     if result.returncode != 0:
         shutil.rmtree(staging, ignore_errors=True)
-        raise RuntimeError(f"javac failed for Paimon {version}:\n{result.stdout}{result.stderr}")
+        raise RuntimeError(f"javac failed for {main}:\n{result.stdout}{result.stderr}")
     try:
         staging.rename(classes)
     except OSError:  # another session compiled the same classes first
         shutil.rmtree(staging, ignore_errors=True)
     return classes
+
+
+def stop_jvm(process: subprocess.Popen, timeout: float = 10) -> None:
+    """Close a JVM's stdin (our programs exit on EOF) and wait; kill it if it does not exit."""
+    if process.poll() is None:
+        process.stdin.close()
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 class JavaPaimon:
@@ -148,13 +165,7 @@ class JavaPaimon:
         return JavaTable(self, str(warehouse), name, catalog_options)
 
     def close(self) -> None:
-        if self.process.poll() is None:
-            self.process.stdin.close()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_jvm(self.process)
         self._selector.close()
         shutil.rmtree(self.temp_dir, ignore_errors=True)
 
