@@ -2,7 +2,8 @@
 
 Which notifier serves a table is chosen by the table URL's scheme, fsspec-style, from a small
 registry: ``file`` → :class:`LocalNotifier`; ``s3``/``s3a`` → ``SqsNotifier`` when a queue is
-configured (``sqs_queue_url=`` or ``PAIMON_FEED_SQS_QUEUE_URL``); anything else →
+configured (``sqs_queue_url=`` or ``PAIMON_FEED_SQS_QUEUE_URL``); ``hdfs``/``viewfs`` →
+:class:`HdfsPollingNotifier` (one NameNode call per table per 10 s); anything else →
 :class:`PollingNotifier`. A push source for another store is one module plus one registry entry.
 """
 
@@ -20,6 +21,7 @@ from paimon_feed.notifiers.base import (
     normalize_table_url,
     snapshot_id_from_name,
 )
+from paimon_feed.notifiers.hdfs_poll import HdfsPollingNotifier
 from paimon_feed.notifiers.local import LocalNotifier
 from paimon_feed.notifiers.polling import PollingNotifier
 from paimon_feed.notifiers.sqs import (  # aiobotocore loads lazily
@@ -29,6 +31,7 @@ from paimon_feed.notifiers.sqs import (  # aiobotocore loads lazily
 
 __all__ = [
     "Notifier",
+    "HdfsPollingNotifier",
     "LocalNotifier",
     "PollingNotifier",
     "SqsNotifier",
@@ -79,11 +82,17 @@ def _s3_auto(options: dict) -> Notifier:
     return _poll(options)
 
 
+def _hdfs_auto(options: dict) -> Notifier:
+    return HdfsPollingNotifier()
+
+
 #: scheme -> factory used by ``notifier="auto"``
 AUTO_BY_SCHEME: dict[str, Callable[[dict], Notifier]] = {
     "file": _local,
     "s3": _s3_auto,
     "s3a": _s3_auto,
+    "hdfs": _hdfs_auto,
+    "viewfs": _hdfs_auto,
 }
 
 _BY_NAME: dict[str, Callable[[dict], Notifier]] = {"local": _local, "poll": _poll, "sqs": _sqs}
@@ -96,6 +105,8 @@ def create_notifier(spec: str, table_url: str, **options) -> Notifier:
     'LocalNotifier'
     >>> type(create_notifier("auto", "oss://bucket/wh/db.db/t")).__name__
     'PollingNotifier'
+    >>> type(create_notifier("auto", "hdfs://namenode:8020/wh/db.db/t")).__name__
+    'HdfsPollingNotifier'
     """
     if spec not in NOTIFIER_NAMES:
         raise ConfigurationError(

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import time
 import urllib.request
 from collections import deque
 from pathlib import Path
@@ -28,6 +29,7 @@ __all__ = ["HdfsCluster", "calls_between", "classpath", "compile_cluster", "miss
 
 START_TIMEOUT = 180.0  # seconds; a cold JVM on a busy CI machine
 JVM_OPTIONS = ("-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
+METRICS_PERIOD_S = 1
 
 
 def missing_hadoop() -> str | None:
@@ -57,9 +59,14 @@ class HdfsCluster:
     def __init__(self) -> None:
         self.base_dir = tempfile.mkdtemp(prefix="paimon-feed-hdfs-")
         self._stderr_tail: deque[str] = deque(maxlen=200)
+        # /jmx serves metrics cached for the metrics period (10 s by default): 1 s here, and
+        # rpc_calls() waits that long, so a reading holds every call made before it.
+        conf = Path(self.base_dir) / "conf"
+        conf.mkdir()
+        (conf / "hadoop-metrics2.properties").write_text(f"*.period={METRICS_PERIOD_S}\n")
         self.process = subprocess.Popen(
             ["java", *JVM_OPTIONS, f"-Djava.io.tmpdir={self.base_dir}",
-             "-cp", os.pathsep.join([str(compile_cluster()), classpath()]),
+             "-cp", os.pathsep.join([str(conf), str(compile_cluster()), classpath()]),
              "HdfsCluster", os.path.join(self.base_dir, "dfs")],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
@@ -85,12 +92,16 @@ class HdfsCluster:
 
     def rpc_calls(self) -> dict[str, int]:
         """Calls the NameNode served on its client port so far, by method (``GetFileInfo``...)."""
+        time.sleep(METRICS_PERIOD_S + 0.1)  # past the JMX cache's lifetime: a fresh reading
         query = f"Hadoop:service=NameNode,name=RpcDetailedActivityForPort{self.rpc_port}"
         with urllib.request.urlopen(f"http://127.0.0.1:{self.http_port}/jmx?qry={query}", timeout=30) as answer:
             beans = json.load(answer)["beans"]
         bean = beans[0] if beans else {}
+        # Hadoop 3.4 also keeps Overall<Method> (time from arrival to answer) and <Exception>
+        # counters; a call is counted once, under its method.
         return {key[: -len("NumOps")]: int(value) for key, value in bean.items()
-                if key.endswith("NumOps") and int(value) > 0}
+                if key.endswith("NumOps") and not key.startswith("Overall")
+                and not key[: -len("NumOps")].endswith("Exception") and int(value) > 0}
 
     def close(self) -> None:
         stop_jvm(self.process, timeout=60)
