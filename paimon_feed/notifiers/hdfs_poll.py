@@ -50,6 +50,8 @@ class HdfsPollingNotifier(Notifier):
     """
 
     source = "hdfs-poll"
+    #: The source of the probes' hints (a subclass that pushes keeps it for its polled tables).
+    probe_source = "hdfs-poll"
     # A change of snapshot/ wakes the feed for any new, expired or replaced snapshot: the feed
     # needs no expiry check of its own while this is healthy.
     announces_commits = True
@@ -109,7 +111,7 @@ class HdfsPollingNotifier(Notifier):
                 logger.warning("%r: looking at %s failed: %s", self, path, exc)
             else:
                 if not first and mtime != seen:
-                    self._dispatch(SnapshotHint(table_url, None, self.source))
+                    self._dispatch(SnapshotHint(table_url, None, self.probe_source))
                 seen, first = mtime, False
             await asyncio.sleep(self.interval)
 

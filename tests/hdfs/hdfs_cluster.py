@@ -9,6 +9,7 @@ the project for what the feed and the notifier cost.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import selectors
@@ -19,13 +20,14 @@ import threading
 import time
 import urllib.request
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlparse
 
 import fetch_java
 from java_paimon import compile_classes, stop_jvm
 
-__all__ = ["HdfsCluster", "calls_between", "classpath", "compile_cluster", "missing_hadoop"]
+__all__ = ["HdfsCluster", "calls_between", "classpath", "compile_cluster", "missing_hadoop", "until"]
 
 START_TIMEOUT = 180.0  # seconds; a cold JVM on a busy CI machine
 JVM_OPTIONS = ("-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
@@ -106,6 +108,16 @@ class HdfsCluster:
     def close(self) -> None:
         stop_jvm(self.process, timeout=60)
         shutil.rmtree(self.base_dir, ignore_errors=True)
+
+
+async def until(condition: Callable[[], bool], timeout: float = 90) -> None:
+    """Wait (polling the condition every 20 ms) until ``condition()`` holds; fail after ``timeout``."""
+
+    async def wait() -> None:
+        while not condition():
+            await asyncio.sleep(0.02)
+
+    await asyncio.wait_for(wait(), timeout)
 
 
 def calls_between(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:

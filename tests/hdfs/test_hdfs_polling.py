@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from hdfs_cluster import calls_between
+from hdfs_cluster import calls_between, until
 from support.feeds import consume
 from support.tables import catalog, commit, create_append_table
 
@@ -21,14 +21,6 @@ DATANODE_CALLS = {"SendHeartbeat", "BlockReport", "BlockReceivedAndDeleted", "Re
 
 def client_calls(hdfs) -> dict[str, int]:
     return {name: count for name, count in hdfs.rpc_calls().items() if name not in DATANODE_CALLS}
-
-
-async def until(condition, timeout: float = 60) -> None:
-    async def wait() -> None:
-        while not condition():
-            await asyncio.sleep(0.02)
-
-    await asyncio.wait_for(wait(), timeout)
 
 
 def test_auto_polls_hdfs_every_10_seconds_by_default(hdfs):
