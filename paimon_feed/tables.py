@@ -4,7 +4,7 @@ writing one commit (the demo, the benchmarks).
 Library users usually hold a pypaimon table already; the entry points start from strings, and
 this is where those strings are checked and pypaimon's catalog errors become ``FeedError``\\ s.
 Only pypaimon's public ``CatalogFactory`` is used here; what reaches into pypaimon's modules
-(its catalog exceptions, file IO and schema parsing) is in :mod:`paimon_feed.planner._tables`.
+(its catalog exceptions, file IO and schema parsing) is in :mod:`paimon_feed.planner.catalog`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlparse
 
-from paimon_feed._layout import DATABASE_SUFFIX, local_url
+from paimon_feed._layout import DATABASE_SUFFIX, is_local, local_url
 from paimon_feed.errors import (
     ConfigurationError,
     MissingDependencyError,
@@ -265,7 +265,7 @@ def open_table(
     warehouse: str, name: str, options: Mapping[str, str] | None = None, *, catalog: Any = None
 ) -> Any:
     """The pypaimon table ``name`` (``db.table``) of ``warehouse``."""
-    from paimon_feed.planner._tables import not_found_errors
+    from paimon_feed.planner.catalog import not_found_errors
 
     suffix = _system_table_suffix(parse_table_name(name)[1])
     if suffix is not None:
@@ -322,7 +322,7 @@ def read_table_schema(
         table = open_table(warehouse, name, options)
         return table.table_schema, _url(str(table.table_path))
     from paimon_feed._s3 import resolve_s3_options
-    from paimon_feed.planner._tables import read_latest_schema, warehouse_file_io
+    from paimon_feed.planner.catalog import read_latest_schema, warehouse_file_io
 
     if not warehouse or not isinstance(warehouse, str):
         raise ConfigurationError(f"invalid warehouse {warehouse!r}: give a path or URL")
@@ -344,7 +344,7 @@ def read_table_schema(
 
 
 def _url(path: str) -> str:
-    return path if "://" in path else local_url(path)
+    return local_url(path) if is_local(path) else path
 
 
 def commit_arrow(table: Any, data: Any) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import warnings
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from paimon_feed.batch import FeedBatch
 from paimon_feed.checkpoint import CheckpointStore
@@ -22,14 +22,12 @@ from paimon_feed.feed.consuming import Consuming
 from paimon_feed.feed.lifecycle import Lifecycle
 from paimon_feed.feed.planning import Planning
 from paimon_feed.feed.stats import FeedMetrics, FeedStats
+from paimon_feed.feed.sync import SyncChangeFeed
 from paimon_feed.notifiers import Notifier
 from paimon_feed.planner import Planner
 from paimon_feed.planner.planner import OverwritePolicy
 from paimon_feed.progress import ExpiredPolicy, HistoryPolicy, Progress, Resumed
 from paimon_feed.start import StartSpec
-
-if TYPE_CHECKING:
-    from paimon_feed.feed.sync import SyncChangeFeed
 
 __all__ = ["ChangeFeed"]
 
@@ -237,8 +235,6 @@ class ChangeFeed:
 
     def sync(self) -> SyncChangeFeed:
         """A blocking iterator over this feed for non-async code (runs its own event loop)."""
-        from paimon_feed.feed.sync import SyncChangeFeed
-
         return SyncChangeFeed(self)
 
     def metrics(self) -> FeedMetrics:

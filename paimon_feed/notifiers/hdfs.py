@@ -32,8 +32,15 @@ from urllib.parse import urlparse
 
 from paimon_feed._layout import snapshot_id_from_name
 from paimon_feed.errors import ConfigurationError
-from paimon_feed.notifiers import _hdfs_stream
-from paimon_feed.notifiers._hdfs_stream import InotifyStream, StreamUnavailable
+from paimon_feed.notifiers._hdfs_stream import (
+    START_TIMEOUT,
+    InotifyStream,
+    Listener,
+    StreamUnavailable,
+    acquire,
+    hadoop_classpath,
+    release,
+)
 from paimon_feed.notifiers.base import SnapshotHint, Subscription
 from paimon_feed.notifiers.hdfs_poll import HDFS_POLL_INTERVAL, HdfsPollingNotifier
 
@@ -90,7 +97,7 @@ class HdfsNotifier(HdfsPollingNotifier):
         self.stream_poll_interval = stream_poll_interval
         self._hadoop_classpath = hadoop_classpath
         self._streams: dict[str, InotifyStream] = {}
-        self._listeners: dict[str, _hdfs_stream.Listener] = {}
+        self._listeners: dict[str, Listener] = {}
         self._polled: dict[str, str] = {}  # namespace -> why it is polled
         self._warned = False
 
@@ -115,12 +122,12 @@ class HdfsNotifier(HdfsPollingNotifier):
                 self._start_probe(subscription)
                 return
             try:
-                classpath = _hdfs_stream.hadoop_classpath(self._hadoop_classpath)
+                classpath = hadoop_classpath(self._hadoop_classpath)
             except StreamUnavailable as exc:
                 self._polled[namespace] = str(exc)
                 self._start_probe(subscription)
                 return
-            stream = _hdfs_stream.acquire(namespace, classpath, max(1, round(self.stream_poll_interval * 1000)))
+            stream = acquire(namespace, classpath, max(1, round(self.stream_poll_interval * 1000)))
             self._listeners[namespace] = partial(self._on_stream, namespace)
             stream.listeners.add(self._listeners[namespace])
             self._streams[namespace] = stream
@@ -129,9 +136,9 @@ class HdfsNotifier(HdfsPollingNotifier):
         """Wait until every namespace's stream is open; decide push or poll for those that fail."""
         for namespace, stream in list(self._streams.items()):
             try:
-                await asyncio.wait_for(asyncio.shield(stream.ready), _hdfs_stream.START_TIMEOUT)
+                await asyncio.wait_for(asyncio.shield(stream.ready), START_TIMEOUT)
             except (StreamUnavailable, asyncio.TimeoutError) as exc:
-                reason = str(exc) or f"the inotify stream did not open in {_hdfs_stream.START_TIMEOUT:.0f} s"
+                reason = str(exc) or f"the inotify stream did not open in {START_TIMEOUT:.0f} s"
                 await self._give_up(namespace, stream, reason)
         if self._polled:
             self._refuse_or_warn()
@@ -139,7 +146,7 @@ class HdfsNotifier(HdfsPollingNotifier):
     async def _give_up(self, namespace: str, stream: InotifyStream, reason: str) -> None:
         del self._streams[namespace]
         stream.listeners.discard(self._listeners.pop(namespace))
-        await _hdfs_stream.release(stream)
+        await release(stream)
         self._polled[namespace] = reason
         for key, subscriptions in self._subscriptions.items():
             if namespace_of(key) == namespace and subscriptions:
@@ -179,7 +186,7 @@ class HdfsNotifier(HdfsPollingNotifier):
         self._streams.clear()
         for namespace, stream in streams:
             stream.listeners.discard(self._listeners.pop(namespace))
-            await _hdfs_stream.release(stream)
+            await release(stream)
 
     def metrics(self) -> dict[str, Any]:
         streams = list(self._streams.values())

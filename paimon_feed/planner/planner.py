@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 
+from paimon_feed._layout import is_local
 from paimon_feed.batch import BatchKind, FeedBatch, SnapshotMark
 from paimon_feed.errors import (
     ConfigurationError,
@@ -64,8 +65,7 @@ OVERWRITE_POLICIES = ("skip", "read")
 
 def reads_in_flight(table_url: str) -> int:
     """How many metadata files the planner reads at once on the store of ``table_url``."""
-    scheme = table_url.split("://", 1)[0].lower() if "://" in table_url else "file"
-    return _READS_IN_FLIGHT_LOCAL if scheme == "file" else _READS_IN_FLIGHT_REMOTE
+    return _READS_IN_FLIGHT_LOCAL if is_local(table_url) else _READS_IN_FLIGHT_REMOTE
 
 
 _P = ParamSpec("_P")

@@ -249,7 +249,7 @@ def parse_options(
             if not suffix:
                 raise InvalidOptionError(f"option {key!r} names no catalog option after the prefix")
             if known_catalog_keys is None:  # looked up only when there is a key to re-spell
-                from paimon_feed.planner._schemas import canonical_option_keys
+                from paimon_feed.planner.catalog import canonical_option_keys
 
                 known_catalog_keys = canonical_option_keys()
             catalog[_catalog_key(suffix, known_catalog_keys)] = str(value)

@@ -1,9 +1,10 @@
-"""pypaimon's catalog internals that :mod:`paimon_feed.tables` needs: the exceptions its catalogs
-raise for a missing table, its file IO on a warehouse, and a table's latest schema read from the
-schema files.
+"""What the entry points need of pypaimon's catalogs (public: :mod:`paimon_feed.tables`, the CLI's
+filters and the Spark source's options use it): the exceptions its catalogs raise for a missing
+table, its file IO on a warehouse, a table's latest schema read from the schema files, its
+catalog option keys and the Arrow schema of a table's fields.
 
 Part of the one place paimon-feed touches pypaimon internals (``paimon_feed.planner``). Nothing
-here loads pypaimon's catalog or table modules, which import pandas, polars and requests (about
+here loads the planner, nor pypaimon's catalog or table modules, which import pandas, polars and requests (about
 half a second): Spark's ``load()`` reads a schema in a process that needs nothing else.
 """
 
@@ -12,10 +13,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import pyarrow as pa
+
 from paimon_feed._layout import SCHEMA_DIR
 from paimon_feed.errors import StorageError, UnsupportedTableError
 
-__all__ = ["not_found_errors", "warehouse_file_io", "read_latest_schema"]
+__all__ = [
+    "arrow_schema_of",
+    "canonical_option_keys",
+    "not_found_errors",
+    "read_latest_schema",
+    "warehouse_file_io",
+]
 
 _SCHEMA_PREFIX = "schema-"
 
@@ -69,3 +78,26 @@ def read_latest_schema(file_io: Any, table_path: str, name: str) -> Any | None:
         raise UnsupportedTableError(
             f"table {name}: pypaimon cannot parse its schema file {schema_path}: {exc}"
         ) from exc
+
+
+def canonical_option_keys() -> dict[str, str]:
+    """pypaimon's catalog/file-IO option keys by their lower-case spelling
+    (``fs.s3.accesskeyid`` -> ``fs.s3.accessKeyId``), for callers whose options arrive
+    lower-cased (Spark data source options are case-insensitive)."""
+    from pypaimon.common.options import config
+    from pypaimon.common.options.config_option import ConfigOption
+
+    keys: dict[str, str] = {}
+    for holder in vars(config).values():
+        if isinstance(holder, type):
+            for value in vars(holder).values():
+                if isinstance(value, ConfigOption):
+                    keys[value.key().lower()] = value.key()
+    return keys
+
+
+def arrow_schema_of(fields: Any) -> pa.Schema:
+    """The Arrow schema of pypaimon's schema fields (a table's ``fields``)."""
+    from pypaimon.schema.data_types import PyarrowFieldParser
+
+    return pa.schema(PyarrowFieldParser.from_paimon_schema(fields))
