@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 from urllib.parse import urlparse
@@ -41,7 +42,7 @@ from paimon_feed.notifiers._hdfs_stream import (
     hadoop_classpath,
     release,
 )
-from paimon_feed.notifiers.base import SnapshotHint, Subscription
+from paimon_feed.notifiers.base import SnapshotHint, Subscription, normalize_table_url
 from paimon_feed.notifiers.hdfs_poll import HDFS_POLL_INTERVAL, HdfsPollingNotifier
 
 __all__ = ["HdfsNotifier", "STREAM_POLL_INTERVAL"]
@@ -99,6 +100,7 @@ class HdfsNotifier(HdfsPollingNotifier):
         self._streams: dict[str, InotifyStream] = {}
         self._listeners: dict[str, Listener] = {}
         self._polled: dict[str, str] = {}  # namespace -> why it is polled
+        self._warehouses: list[tuple[str, Callable[[], None]]] = []  # (namespace + root/, on_change)
         self._warned = False
 
     def __repr__(self) -> str:
@@ -167,10 +169,29 @@ class HdfsNotifier(HdfsPollingNotifier):
                 reasons, self.interval, 3600 / self.interval, self.interval, _PUSH_HOW,
             )
 
+    def watch_warehouse(self, warehouse: str, on_change: Callable[[], None]) -> Callable[[], None] | None:
+        """Call ``on_change()`` when the stream shows a commit to a table under ``warehouse`` that
+        no feed follows yet (a new table): the warehouse feed lists again at once. Where the
+        namespace is polled nothing calls it, and the feed's listing finds new tables."""
+        if urlparse(warehouse).scheme.lower() != "hdfs":
+            return None
+        entry = (normalize_table_url(warehouse) + "/", on_change)
+        self._warehouses.append(entry)
+
+        def stop() -> None:
+            if entry in self._warehouses:
+                self._warehouses.remove(entry)
+
+        return stop
+
     def _on_stream(self, namespace: str, kind: str, path: str, txid: int) -> None:
         if kind == "snapshot":  # path: /wh/db.db/t/snapshot/snapshot-N, within the namespace
-            table = namespace + path[: path.rindex("/snapshot/")]
-            self._dispatch(SnapshotHint(table, snapshot_id_from_name(path.rsplit("/", 1)[1]), self.source))
+            table = normalize_table_url(namespace + path[: path.rindex("/snapshot/")])
+            hint = SnapshotHint(table, snapshot_id_from_name(path.rsplit("/", 1)[1]), self.source)
+            if self._dispatch(hint) == 0:  # nobody follows it: a new table of a watched warehouse?
+                for root, on_change in list(self._warehouses):
+                    if (table + "/").startswith(root):
+                        on_change()
         elif kind == "missed":  # events were lost: wake every table, the feeds look for themselves
             for key in list(self._subscriptions):
                 if namespace_of(key) == namespace:
