@@ -140,3 +140,22 @@ def test_a_table_recreated_on_hdfs_is_a_history_rewritten_error(hdfs_warehouse):
             return await read_until_rewritten(feed)
 
     assert run(main()).snapshot_id == 2
+
+
+def test_tail_with_the_hdfs_notifier_and_no_superuser_rights_exits_2_naming_the_remedy(hdfs, hdfs_warehouse):
+    from hdfs_cluster import classpath
+
+    from paimon_feed.notifiers._hdfs_stream import CLASSPATH_ENV
+
+    table = create_append_table(catalog(hdfs_warehouse))
+    commit(table, 0)
+    tail = subprocess.run(
+        [sys.executable, "-m", "paimon_feed.cli", "tail", hdfs_warehouse, "db.events", "--from", "earliest",
+         "--to", "latest", "--notifier", "hdfs", "--format", "jsonl"],
+        capture_output=True, text=True, timeout=120,
+        env=python_env(HADOOP_USER_NAME="analyst", **{CLASSPATH_ENV: classpath()}),
+    )
+    assert tail.returncode == 2, tail.stderr
+    assert tail.stdout == ""  # refused before the first batch
+    assert "notifier='hdfs' cannot read the NameNode's inotify stream" in tail.stderr
+    assert "superuser" in tail.stderr and "notifier='auto'" in tail.stderr
