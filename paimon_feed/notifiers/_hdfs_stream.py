@@ -38,7 +38,8 @@ HELPER = Path(__file__).resolve().parent / "java" / "HdfsInotify.java"
 CLASSPATH_ENV = "PAIMON_FEED_HADOOP_CLASSPATH"
 JVM_OPTIONS = ("-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
 START_TIMEOUT = 120.0  # seconds for a cold JVM to open the stream
-RESTART_BACKOFF = (0.5, 30.0)  # seconds: first and longest wait before starting a dead helper again
+RESTART_BACKOFF = (0.5, 30.0)
+THREAD_PREFIX = "paimon-feed-hdfs-inotify"  # the threads that read a helper's pipes  # seconds: first and longest wait before starting a dead helper again
 
 #: A listener gets ``(kind, path, txid)``: ``snapshot`` (a rename to snapshot-N at ``path``),
 #: ``missed`` (edits were purged: look at every table), ``down`` and ``up`` (the helper died,
@@ -164,8 +165,10 @@ class InotifyStream:
              self.namespace, str(self.last_txid), str(self.poll_ms)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
-        threading.Thread(target=_pump, args=(process.stdout, loop, lines), daemon=True).start()
-        threading.Thread(target=_drain, args=(process.stderr, stderr_tail), daemon=True).start()
+        threading.Thread(target=_pump, args=(process.stdout, loop, lines), daemon=True,
+                         name=f"{THREAD_PREFIX}-out").start()
+        threading.Thread(target=_drain, args=(process.stderr, stderr_tail), daemon=True,
+                         name=f"{THREAD_PREFIX}-err").start()
         try:
             while True:
                 line = await lines.get()
@@ -210,8 +213,10 @@ def _pump(stream: Any, loop: asyncio.AbstractEventLoop, lines: asyncio.Queue[str
         for line in stream:
             loop.call_soon_threadsafe(lines.put_nowait, line)
     finally:
-        if not loop.is_closed():
+        try:
             loop.call_soon_threadsafe(lines.put_nowait, None)
+        except RuntimeError:  # the loop closed first: nobody waits for the end any more
+            pass
 
 
 def _drain(stream: Any, tail: deque[str]) -> None:

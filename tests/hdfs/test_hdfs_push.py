@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 
 import pytest
 from hdfs_cluster import classpath, until
@@ -15,7 +16,7 @@ from support.tables import catalog, commit, create_append_table, create_pk_table
 
 from paimon_feed import ChangeFeed, ConfigurationError
 from paimon_feed.notifiers import HdfsNotifier, _hdfs_stream
-from paimon_feed.notifiers._hdfs_stream import CLASSPATH_ENV
+from paimon_feed.notifiers._hdfs_stream import CLASSPATH_ENV, THREAD_PREFIX
 
 # Only a hint can wake these feeds within the test: no polling, no safety check.
 PUSH_ONLY = {"poll_interval": 3600, "reconcile_interval": 3600}
@@ -116,6 +117,12 @@ def test_a_helper_that_dies_resumes_from_its_last_transaction(hdfs_warehouse):
     renamed = [path.rsplit("/", 1)[1] for _, path in stream.renames]
     assert renamed == ["snapshot-1", "snapshot-2", "snapshot-3"]  # none lost, none twice
     assert metrics.fallbacks >= 1  # the feed polled while the helper was down, and said so
+    # Closed: no helper JVM and no thread reading its pipes is left.
+    assert stream.process.poll() is not None
+    readers = [thread for thread in threading.enumerate() if thread.name.startswith(THREAD_PREFIX)]
+    for thread in readers:  # they end at the pipes' EOF, which the helper's exit brings
+        thread.join(30)
+    assert not [thread for thread in readers if thread.is_alive()]
 
 
 def test_a_warehouse_feed_is_pushed_and_finds_a_new_table_through_the_stream(hdfs_warehouse):
