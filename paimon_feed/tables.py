@@ -27,6 +27,7 @@ from paimon_feed.errors import (
 )
 
 __all__ = [
+    "catalog_directory",
     "check_data_table",
     "check_hdfs_client",
     "check_reachable",
@@ -259,6 +260,21 @@ def open_catalog(warehouse: str, options: Mapping[str, str] | None = None) -> An
         raise ConfigurationError(
             f"cannot open warehouse {warehouse} with options {redact(options or {})}: {exc}"
         ) from exc
+
+
+def catalog_directory(catalog: Any) -> str | None:
+    """The directory whose listing *is* ``catalog``'s list of tables -- a filesystem catalog's
+    warehouse -- or ``None`` for a catalog that keeps that list elsewhere: a REST catalog (its
+    warehouse is a name; the server says where each table lives) or a JDBC catalog (a table is
+    listed once its row is written, after its directory). Watching that directory finds new
+    tables at once; for the others, a listing through the catalog does."""
+    from pypaimon import CatalogFactory
+
+    filesystem = CatalogFactory.CATALOG_REGISTRY.get("filesystem")
+    if filesystem is not None and isinstance(catalog, filesystem):
+        warehouse = getattr(catalog, "warehouse", None)
+        return str(warehouse) if warehouse else None
+    return None
 
 
 def open_table(

@@ -1,6 +1,7 @@
 """What the entry points need of pypaimon's catalogs (public: :mod:`paimon_feed.tables`, the CLI's
 filters and the Spark source's options use it): the exceptions its catalogs raise for a missing
-table, its file IO on a warehouse, a table's latest schema read from the schema files, its
+table, its file IO on a warehouse, a table's latest schema (and when its first one was written)
+read from the schema files, its
 catalog option keys and the Arrow schema of a table's fields.
 
 Part of the one place paimon-feed touches pypaimon internals (``paimon_feed.planner``). Nothing
@@ -10,6 +11,7 @@ half a second): Spark's ``load()`` reads a schema in a process that needs nothin
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,6 +24,7 @@ __all__ = [
     "arrow_schema_of",
     "canonical_option_keys",
     "not_found_errors",
+    "read_created_millis",
     "read_latest_schema",
     "warehouse_file_io",
 ]
@@ -60,12 +63,7 @@ def read_latest_schema(file_io: Any, table_path: str, name: str) -> Any | None:
 
     schema_dir = f"{table_path}/{SCHEMA_DIR}"
     try:
-        statuses = file_io.list_status(schema_dir) if file_io.exists(schema_dir) else []
-        ids = []
-        for status in statuses or ():
-            file_name = status.path.split("/")[-1]
-            if file_name.startswith(_SCHEMA_PREFIX) and file_name[len(_SCHEMA_PREFIX):].isdigit():
-                ids.append(int(file_name[len(_SCHEMA_PREFIX):]))
+        ids = _schema_ids(file_io, schema_dir)
         if not ids:
             return None
         schema_path = f"{schema_dir}/{_SCHEMA_PREFIX}{max(ids)}"
@@ -78,6 +76,39 @@ def read_latest_schema(file_io: Any, table_path: str, name: str) -> Any | None:
         raise UnsupportedTableError(
             f"table {name}: pypaimon cannot parse its schema file {schema_path}: {exc}"
         ) from exc
+
+
+def read_created_millis(file_io: Any, table_path: str, name: str) -> int | None:
+    """When the table's first schema was written: the ``timeMillis`` of its lowest
+    ``schema/schema-N`` file (``schema-0``, which Paimon writes when the table is created and
+    never removes), or ``None`` if there is none or it has no ``timeMillis``.
+
+    A table dropped and created again has a new ``schema-0``, written after every commit of the
+    table it replaced. Raises :class:`StorageError` if the files cannot be listed or read.
+    """
+    schema_dir = f"{table_path}/{SCHEMA_DIR}"
+    try:
+        ids = _schema_ids(file_io, schema_dir)
+        if not ids:
+            return None
+        text = file_io.read_file_utf8(f"{schema_dir}/{_SCHEMA_PREFIX}{min(ids)}")
+    except Exception as exc:
+        raise StorageError(f"table {name}: cannot read its schema in {schema_dir}: {exc}") from exc
+    try:
+        value = json.loads(text).get("timeMillis")
+    except (ValueError, AttributeError):
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _schema_ids(file_io: Any, schema_dir: str) -> list[int]:
+    statuses = file_io.list_status(schema_dir) if file_io.exists(schema_dir) else []
+    ids = []
+    for status in statuses or ():
+        file_name = status.path.split("/")[-1]
+        if file_name.startswith(_SCHEMA_PREFIX) and file_name[len(_SCHEMA_PREFIX):].isdigit():
+            ids.append(int(file_name[len(_SCHEMA_PREFIX):]))
+    return ids
 
 
 def canonical_option_keys() -> dict[str, str]:

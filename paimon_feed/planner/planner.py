@@ -39,7 +39,7 @@ from paimon_feed.errors import (
     UnsupportedTableError,
     as_feed_error,
 )
-from paimon_feed.planner import _exact, _manifests, _scan, _snapshots
+from paimon_feed.planner import _exact, _manifests, _scan, _snapshots, catalog
 from paimon_feed.planner._batches import Batches
 from paimon_feed.planner._objects import MetadataFiles
 from paimon_feed.planner._resolve import StartResolution, resolve_start
@@ -222,6 +222,12 @@ class Planner:
     def earliest_snapshot_id(self) -> int | None:
         """The oldest retained snapshot id, or ``None`` (see :meth:`Timeline.earliest_snapshot_id`)."""
         return self.timeline.earliest_snapshot_id()
+
+    @_storage_boundary
+    def created_millis(self) -> int | None:
+        """When the table was created (its ``schema-0``'s ``timeMillis``), or ``None`` if the
+        schema files do not say; see :func:`paimon_feed.planner.catalog.read_created_millis`."""
+        return catalog.read_created_millis(self.file_io, str(self.table.table_path), self.table_name)
 
     @_storage_boundary
     def check_not_expired(self, next_snapshot_id: int) -> None:

@@ -255,8 +255,29 @@ class StreamDriver:
         if max_snapshots is not None:
             last = min(last, first + max_snapshots - 1)
         if last < first:
+            self._check_unchanged(start)
             return start
         return start.after_changes(last, self._digest(last))
+
+    def _check_unchanged(self, start: FeedOffset) -> None:
+        """Nothing new: after a storage check, compare the commit before ``start`` (a table
+        dropped and re-created with a single commit writes nothing past it, and would otherwise
+        stall the query silently). Raises :class:`HistoryRewrittenError`: the offsets cannot
+        go back to a shorter table, so ``onHistoryRewritten=latest-full`` cannot restart here
+        either."""
+        first = start.next_snapshot_id
+        if start.mark is None or first <= 1 or not self.tracker.history_check_due():
+            return
+        mark = start.mark
+        try:
+            self._retrying(lambda: self.progress.check_digest(first - 1, mark))
+        except HistoryRewrittenError as exc:
+            self.progress.restart_point(exc)  # raises unless the policy restarts
+            raise HistoryRewrittenError(
+                self.table_name, exc.snapshot_id,
+                f"{exc.change}; this query's offsets go on after snapshot {first - 1}, so it "
+                f"cannot restart on the table as it is now: start a new checkpoint location",
+            ) from exc
 
     def _digest(self, snapshot_id: int) -> str | None:
         """The digest of snapshot ``snapshot_id``'s commit, for the offset ending after it (the

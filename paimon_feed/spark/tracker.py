@@ -10,7 +10,9 @@ polling expensive. :class:`SnapshotTracker` answers from memory and touches stor
 - when asked to (``refresh()``: start-up, ``Trigger.AvailableNow``).
 
 A check probes forward with existence checks of ``snapshot-{n}``: Paimon commits snapshot ids in
-order, so the first missing id ends the contiguous run. An idle check costs one request.
+order, so the first missing id ends the contiguous run. An idle check costs one request, and the
+driver's history check that follows it one more (:meth:`SnapshotTracker.history_check_due`: a
+table dropped and re-created with a single commit writes no snapshot past the known one).
 
 On a local file system (``file://`` or a plain path) ``notifier="auto"`` checks on every call
 instead: the check is a ``stat`` nobody pays for, and Spark already calls ``latestOffset`` in a
@@ -198,6 +200,8 @@ class SnapshotTracker:
         self.reconcile_interval = reconcile_interval
         self.poll_interval = poll_interval
         self._clock = clock
+        self._checked_unverified = False  # a storage check the driver has not followed up yet
+        self._history_checked_at: float | None = None
         self._file_io = table.file_io
         self._exists_file = files.exists if files is not None else table.file_io.exists
         self._snapshots = table.snapshot_manager()
@@ -273,6 +277,7 @@ class SnapshotTracker:
                 f"table {self.table_url}: cannot check for new snapshots: {exc}"
             ) from exc
         self._last_check = self._clock()
+        self._checked_unverified = True
         if self._notifier is not None:
             self._notifier.expect((self._known or 0) + 1)
         return self._known
@@ -280,6 +285,20 @@ class SnapshotTracker:
     def _exists(self, snapshot_id: int) -> bool:
         self._probes += 1
         return bool(self._exists_file(self._snapshots.get_snapshot_path(snapshot_id)))
+
+    def history_check_due(self) -> bool:
+        """Whether the driver compares the commit before its position now, after finding
+        nothing new: storage was checked since it last asked (a hint, a safety check, a
+        refresh), and, unless push is healthy, a reconcile interval passed since it last did
+        (so checking on every trigger does not double every trigger's cost)."""
+        if not self._checked_unverified:
+            return False
+        now = self._clock()
+        last = self._history_checked_at
+        if not self.push_healthy and last is not None and now - last < self.reconcile_interval:
+            return False
+        self._checked_unverified, self._history_checked_at = False, now
+        return True
 
     @property
     def known_latest(self) -> int | None:

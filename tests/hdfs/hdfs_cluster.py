@@ -25,7 +25,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import fetch_java
-from java_paimon import compile_classes, stop_jvm
+from java_paimon import compile_java, stop_jvm
 
 __all__ = ["HdfsCluster", "calls_between", "classpath", "compile_cluster", "missing_hadoop", "until"]
 
@@ -51,8 +51,7 @@ def classpath() -> str:
 
 def compile_cluster() -> Path:
     """The class folder of ``java/HdfsCluster.java``, compiled if its source changed."""
-    return compile_classes([fetch_java.HADOOP_JAVA_DIR / "HdfsCluster.java"], fetch_java.hadoop_dir(),
-                           "classes-hdfs", "HdfsCluster")
+    return compile_java("classes-hdfs", [fetch_java.HADOOP_JAVA_DIR / "HdfsCluster.java"], [fetch_java.hadoop_dir()])
 
 
 class HdfsCluster:
@@ -107,7 +106,7 @@ class HdfsCluster:
                 if key.endswith("NumOps") and not key.startswith("Overall") and int(value) > 0}
 
     def close(self) -> None:
-        stop_jvm(self.process, timeout=60)
+        stop_jvm(self.process)
         shutil.rmtree(self.base_dir, ignore_errors=True)
 
 

@@ -2,18 +2,21 @@
 ``python tests/interop/fetch_java.py``.
 
 Maven copies the artifacts of ``java/pom.xml`` (``paimon-bundle``, a Hadoop client, a logger,
-and ``paimon-s3`` for the newest) for every version in :data:`PAIMON_VERSIONS`, and those of
+and ``paimon-s3`` for the newest) for every version in :data:`PAIMON_VERSIONS` into a cache outside the
+repository, ``$PAIMON_FEED_JAVA_CACHE`` or ``~/.cache/paimon-feed/java``, and those of
+``java/rest/pom.xml`` (Paimon's reference REST catalog server from paimon-core's tests jar, and the
+mock web server it runs on; used with the newest version's classpath), and those of
 ``tests/hdfs/java/pom.xml`` (Hadoop 3.4.1's hdfs and common jars with their tests jars, the HDFS
-client, and the mockito and junit MiniDFSCluster refers to; 126 jars, 78 MB) into a cache outside
-the repository, ``$PAIMON_FEED_JAVA_CACHE`` or ``~/.cache/paimon-feed/java``:
+client, and the mockito and junit MiniDFSCluster refers to; 126 jars, 78 MB):
 
     <cache>/m2/                 Maven's local repository
     <cache>/paimon-1.4.2/*.jar  one classpath per Paimon version (paimon-s3 for the newest only), complete once ``.complete``
                                 holds the pom's hash
+    <cache>/rest-server-1.4.2/*.jar  the REST catalog server's extra jars, stamped the same way
     <cache>/hadoop-3.4.1/*.jar  the MiniDFSCluster and the HDFS client, stamped the same way
 
-A cached classpath is not fetched again until its pom changes. Exits non-zero, naming what
-failed, if Maven fails, so CI fails loudly rather than skipping the interop or HDFS tests.
+A cached folder is not fetched again until its pom changes. Exits non-zero, naming the
+version, if Maven fails, so CI fails loudly rather than skipping the interop tests.
 """
 
 from __future__ import annotations
@@ -27,13 +30,13 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = [
-    "PAIMON_VERSIONS", "NEWEST", "MIDDLE_1X", "OLDEST_1X", "OLDEST", "HADOOP_VERSION", "HADOOP_JAVA_DIR",
-    "cache_dir", "classpath_dir", "is_fetched", "fetch", "hadoop_dir", "is_hadoop_fetched", "fetch_hadoop",
-]
+__all__ = ["PAIMON_VERSIONS", "NEWEST", "MIDDLE_1X", "OLDEST_1X", "OLDEST", "cache_dir", "classpath_dir", "is_fetched", "fetch",
+           "rest_server_dir", "is_rest_server_fetched", "fetch_rest_server",
+           "HADOOP_VERSION", "HADOOP_JAVA_DIR", "hadoop_dir", "is_hadoop_fetched", "fetch_hadoop"]
 
 JAVA_DIR = Path(__file__).resolve().parent / "java"
 POM = JAVA_DIR / "pom.xml"
+REST_POM = JAVA_DIR / "rest" / "pom.xml"
 HADOOP_JAVA_DIR = Path(__file__).resolve().parents[1] / "hdfs" / "java"
 HADOOP_POM = HADOOP_JAVA_DIR / "pom.xml"
 HADOOP_VERSION = "3.4.1"  # tests/hdfs/java/pom.xml's hadoop.version
@@ -57,6 +60,11 @@ def classpath_dir(version: str) -> Path:
     return cache_dir() / f"paimon-{version}"
 
 
+def rest_server_dir() -> Path:
+    """The folder of the REST catalog server's extra jars (run with ``classpath_dir(NEWEST)``)."""
+    return cache_dir() / f"rest-server-{NEWEST}"
+
+
 def hadoop_dir() -> Path:
     """The folder of jars that runs the MiniDFSCluster and the HDFS client."""
     return cache_dir() / f"hadoop-{HADOOP_VERSION}"
@@ -66,41 +74,62 @@ def _pom_hash(pom: Path = POM) -> str:
     return hashlib.sha256(pom.read_bytes()).hexdigest()[:16]
 
 
-def _is_stamped(target: Path, pom: Path) -> bool:
+def _is_complete(target: Path, pom: Path) -> bool:
     stamp = target / ".complete"
     return stamp.is_file() and stamp.read_text().strip() == _pom_hash(pom)
 
 
 def is_fetched(version: str) -> bool:
-    return _is_stamped(classpath_dir(version), POM)
+    return _is_complete(classpath_dir(version), POM)
+
+
+def is_rest_server_fetched() -> bool:
+    return _is_complete(rest_server_dir(), REST_POM)
 
 
 def is_hadoop_fetched() -> bool:
-    return _is_stamped(hadoop_dir(), HADOOP_POM)
+    return _is_complete(hadoop_dir(), HADOOP_POM)
 
 
-def _maven_copy(pom: Path, target: Path, what: str, *arguments: str) -> Path:
-    """Copy ``pom``'s artifacts and their runtime dependencies into ``target``; idempotent."""
-    if _is_stamped(target, pom):
+def fetch(version: str) -> Path:
+    """Copy Paimon ``version`` and its runtime dependencies into the cache; idempotent."""
+    # only the newest runs the S3 scenario
+    return _copy_dependencies(POM, classpath_dir(version), version, [] if version == NEWEST else ["-DskipS3"])
+
+
+def fetch_rest_server() -> Path:
+    """Copy the REST catalog server's jars (``java/rest/pom.xml``) into the cache; idempotent."""
+    return _copy_dependencies(REST_POM, rest_server_dir(), NEWEST, [])
+
+
+def fetch_hadoop() -> Path:
+    """Copy Hadoop's MiniDFSCluster and HDFS client (``tests/hdfs/java/pom.xml``) into the cache;
+    idempotent. (``paimon.version`` means nothing to that pom.)"""
+    return _copy_dependencies(HADOOP_POM, hadoop_dir(), NEWEST, [])
+
+
+def _copy_dependencies(pom: Path, target: Path, version: str, extra: list[str]) -> Path:
+    if _is_complete(target, pom):
         return target
     if shutil.which("mvn") is None:
-        raise RuntimeError(f"mvn is not on PATH: install Maven (and JDK 17) to fetch {what}")
+        raise RuntimeError("mvn is not on PATH: install Maven (and JDK 17) to fetch Java Paimon")
     cache_dir().mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=cache_dir()))
     command = [
         "mvn", "--batch-mode", "--quiet", "--file", str(pom),
         "dependency:copy-dependencies",
-        *arguments,
+        f"-Dpaimon.version={version}",
         "-DincludeScope=runtime",
         f"-DoutputDirectory={staging}",
         f"-Dmaven.repo.local={cache_dir() / 'm2'}",
+        *extra,
     ]
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
         shutil.rmtree(staging, ignore_errors=True)
         raise RuntimeError(
-            f"Maven could not fetch {what} (exit {result.returncode}):\n"
-            f"{result.stdout[-3000:]}{result.stderr[-3000:]}"
+            f"Maven could not fetch {pom.relative_to(JAVA_DIR.parent.parent)} for Paimon {version} "
+            f"(exit {result.returncode}):\n{result.stdout[-3000:]}{result.stderr[-3000:]}"
         )
     (staging / ".complete").write_text(_pom_hash(pom))
     # Swap in whole, so a concurrent test session never sees half a classpath.
@@ -110,25 +139,14 @@ def _maven_copy(pom: Path, target: Path, what: str, *arguments: str) -> Path:
     return target
 
 
-def fetch(version: str) -> Path:
-    """Copy Paimon ``version`` and its runtime dependencies into the cache; idempotent."""
-    # Only the newest runs the S3 scenario.
-    skip_s3 = () if version == NEWEST else ("-DskipS3",)
-    return _maven_copy(POM, classpath_dir(version), f"Paimon {version}", f"-Dpaimon.version={version}", *skip_s3)
-
-
-def fetch_hadoop() -> Path:
-    """Copy Hadoop's MiniDFSCluster and HDFS client into the cache; idempotent."""
-    return _maven_copy(HADOOP_POM, hadoop_dir(), f"Hadoop {HADOOP_VERSION}")
-
-
 def main() -> int:
-    wanted = [(f"Paimon {version}", version) for version in PAIMON_VERSIONS] + [(f"Hadoop {HADOOP_VERSION}", None)]
-    for what, version in wanted:
+    wanted = [(f"Paimon {version}", is_fetched(version), lambda v=version: fetch(v)) for version in PAIMON_VERSIONS]
+    wanted.append(("the REST catalog server", is_rest_server_fetched(), fetch_rest_server))
+    wanted.append((f"Hadoop {HADOOP_VERSION}", is_hadoop_fetched(), fetch_hadoop))
+    for what, cached, get in wanted:
         started = time.monotonic()
-        cached = is_fetched(version) if version else is_hadoop_fetched()
         try:
-            path = fetch(version) if version else fetch_hadoop()
+            path = get()
         except RuntimeError as exc:
             print(f"fetch_java: {exc}", file=sys.stderr)
             return 1
