@@ -18,7 +18,7 @@ from support.feeds import consume
 from support.fixtures import python_env
 from support.tables import APPEND_SCHEMA, commit, expire_snapshots
 
-from paimon_feed import ChangeFeed, HistoryRewrittenError
+from paimon_feed import ChangeFeed, HistoryRewrittenError, WarehouseFeed
 from paimon_feed.checkpoint import CheckpointStore
 from paimon_feed.notifiers.base import Notifier, SnapshotHint
 
@@ -96,6 +96,33 @@ def test_the_safety_check_checks_the_history_while_push_is_healthy(cat, append_t
 
     error, metrics = run(main())
     assert error.snapshot_id == 3 and metrics.push_healthy
+
+
+def test_a_warehouse_feed_raises_for_its_table_recreated_with_a_single_commit(warehouse, cat, append_table):
+    for n in range(3):
+        commit(append_table, n)
+
+    async def main():
+        notifier = ScriptedNotifier()  # no warehouse watch: the listing (hourly) sees nothing
+        async with notifier, WarehouseFeed(
+            warehouse, consumer_id="etl", start="earliest", notifier=notifier,
+            discovery_interval=3600, reconcile_interval=3600, poll_interval=3600,
+        ) as feed:
+            seen = []
+            async for batch in feed:
+                seen += batch.to_arrow().column("commit").to_pylist()
+                await feed.commit(batch)
+                if 2 in seen:
+                    break
+            await asyncio.to_thread(recreate, cat, 1)
+            notifier.rearm()
+            with pytest.raises(HistoryRewrittenError) as caught:
+                async for batch in feed:
+                    raise AssertionError(f"delivered {batch} of the new table")
+            return caught.value
+
+    error = run(main())
+    assert error.table == "db.events" and error.snapshot_id == 3
 
 
 @pytest.mark.parametrize("notifier", ["local", "poll"])
