@@ -14,7 +14,8 @@ Requests are counted at the server (moto's request log: the S3 bill), per table 
 - per committed snapshot: the consumer's requests while the writer commits, minus the writer's
   (the unfollowed table's count), over the commits;
 - per safety check while idle: with ``--reconcile-interval`` seconds between safety checks,
-  the requests over ``--idle-seconds``, over the checks made (an idle table must stay at one).
+  the requests over ``--idle-seconds``, over the checks made (two: the next snapshot's file,
+  and the anchor read again, which shows a table re-created with a single commit).
 
 Prints a markdown table and writes ``benchmarks/results/integrity.json``. A measurement, not a
 test: nothing passes or fails on time.

@@ -13,7 +13,7 @@ into a Parquet file sink, until it has read every row:
 - Paimon's Java connector (in its own process on PySpark 3.5, as in ``spark_bench.py``):
   ``scan.mode=from-snapshot``, ``scan.snapshot-id=1``, ``read.stream.maxRowsPerTrigger`` = one
   commit's rows;
-- the do-nothing Python stream source (``spark_bench.ArrowFilesSource``): one commit's files per
+- the do-nothing Python stream source (``_common.spark_sources.ArrowFilesSource``): one commit's files per
   micro-batch;
 - Spark's file source on the table's Parquet files: ``maxFilesPerTrigger`` = one commit's files.
 
@@ -34,24 +34,21 @@ import statistics
 import sys
 import time
 
+from benchmarks._common.java_connector import JavaConnector, fetch_java_connector
 from benchmarks._common.scratch import scratch_dir
-from benchmarks.java_connector_worker import into_sink, run_until_rows
-from benchmarks.spark_bench import (
+from benchmarks._common.spark_readers import SESSION_SOCKETS, Readers, new_session
+from benchmarks._common.spark_setup import (
     RESULTS,
-    SESSION_SOCKETS,
     WIDE,
     WIDE_DDL,
-    JavaConnector,
-    Readers,
     create_table,
     data_files,
-    fetch_java_connector,
     fill_wide_table,
     interleaved,
     load,
-    new_session,
     write_results,
 )
+from benchmarks.java_connector_worker import into_sink, run_until_rows
 
 __all__ = ["steady_state", "main"]
 

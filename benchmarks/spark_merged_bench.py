@@ -13,7 +13,7 @@ Paimon's Java connector, same run, same tables, interleaved.
 2. **Primary-key ``AvailableNow``**: the ``changelog-producer=input`` table of ``spark_bench.py``
    (``--pk-rows`` changes in 8 commits), streamed from its first snapshot into ``noop`` and into
    Parquet, and its merged batch read.
-3. **Start-up**: an ``AvailableNow`` query of a 10-row table (``spark_bench.measure_startup``),
+3. **Start-up**: an ``AvailableNow`` query of a 10-row table (``spark_startup.measure_startup``),
    the fixed cost every ``AvailableNow`` query pays before its first row.
 
 Every case runs once as a warm-up, then ``--repeats`` rounds in a shuffled order; medians. What
@@ -36,26 +36,22 @@ import time
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from benchmarks._common.java_connector import JAVA_CHANGELOG_OPTIONS, JavaConnector, fetch_java_connector
 from benchmarks._common.scratch import scratch_dir  # (removed at exit)
-from benchmarks.spark_bench import (
-    JAVA_CHANGELOG_OPTIONS,
+from benchmarks._common.spark_readers import SESSION_SOCKETS, Readers, new_session
+from benchmarks._common.spark_setup import (
     PK_OPTIONS,
     RESULTS,
-    SESSION_SOCKETS,
     SMALL,
     WIDE,
-    JavaConnector,
-    Readers,
     commit_small,
     create_table,
-    fetch_java_connector,
     fill_pk_table,
     interleaved,
     load,
-    measure_startup,
-    measure_throughput,
-    new_session,
 )
+from benchmarks.spark_startup import measure_startup
+from benchmarks.spark_throughput import measure_throughput
 from paimon_feed.planner import _native_read
 from paimon_feed.tables import commit_arrow
 

@@ -13,6 +13,7 @@ from paimon_feed._lazy import lazy_names
 from paimon_feed.errors import (
     CheckpointConflictError,
     CheckpointError,
+    CheckpointStorageError,
     ConfigurationError,
     DamagedMetadataError,
     FeedClosedError,
@@ -74,6 +75,7 @@ __all__ = [
     "TableNotFoundError",
     "CheckpointError",
     "CheckpointConflictError",
+    "CheckpointStorageError",
     "SnapshotExpiredError",
     "HistoryRewrittenError",
     "StorageError",

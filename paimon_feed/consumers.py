@@ -185,6 +185,15 @@ def plan_reset(table: Any, consumer_id: str, position: str | int) -> ResetPlan:
             "(changes after now) or a snapshot id instead of 'latest-full'"
         )
     planner = Planner(table)
+    latest = planner.latest_snapshot_id()
+    if spec.kind == "snapshot" and spec.snapshot_id is not None and spec.snapshot_id > (latest or 0) + 1:
+        raise InvalidStartError(
+            f"table {_table_name(table)}: cannot reset consumer {consumer_id} to snapshot "
+            f"{spec.snapshot_id}: it is ahead of the latest snapshot "
+            f"({latest if latest is not None else 'none yet'}); reset it at most to "
+            f"{(latest or 0) + 1} (the next snapshot to be committed: 'latest'), or to an "
+            f"earlier snapshot, a tag or a time"
+        )
     try:
         resolution = planner.resolve_start(spec)
         next_id = resolution.next_snapshot_id if resolution is not None else 1
@@ -196,7 +205,7 @@ def plan_reset(table: Any, consumer_id: str, position: str | int) -> ResetPlan:
         current_next_snapshot_id=current,
         next_snapshot_id=next_id,
         earliest_snapshot_id=planner.earliest_snapshot_id(),
-        latest_snapshot_id=planner.latest_snapshot_id(),
+        latest_snapshot_id=latest,
     )
 
 

@@ -6,6 +6,7 @@ Every error is a :class:`FeedError`, so ``except FeedError`` catches all of them
     ├── ConfigurationError      an option, environment variable or argument is wrong
     │   ├── InvalidStartError   a start/end position cannot be parsed or resolved
     │   ├── InvalidConsumerIdError
+    │   ├── UnknownArgumentError   a keyword argument nobody takes (also a TypeError)
     │   ├── MissingDependencyError   an optional extra ([s3], [spark]) is not installed
     │   │   └── SparkNotInstalledError
     │   ├── SparkVersionError   the running Spark line lacks the API a call or an option needs
@@ -15,7 +16,9 @@ Every error is a :class:`FeedError`, so ``except FeedError`` catches all of them
     │   └── UnsupportedTypeError   a column type the Spark source cannot map
     ├── TableNotFoundError      the warehouse has no such table
     ├── CheckpointError         a consumer file cannot be read, parsed or written
-    │   └── CheckpointConflictError   another writer moved the checkpoint first
+    │   ├── CheckpointConflictError   another writer moved the checkpoint first
+    │   └── CheckpointStorageError    storage failed reading or writing it (full disk,
+    │                                 no permission, unreachable store); also a StorageError
     ├── SnapshotExpiredError    the next snapshot to read was expired before it was read
     ├── HistoryRewrittenError   the table's history no longer continues what was delivered
     │                           (rolled back, re-created, fast-forwarded)
@@ -37,6 +40,7 @@ Lower-level exceptions are chained (``raise ... from exc``).
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -45,17 +49,20 @@ __all__ = [
     "ConfigurationError",
     "InvalidStartError",
     "InvalidConsumerIdError",
+    "UnknownArgumentError",
     "MissingDependencyError",
     "install_hint",
     "TableNotFoundError",
     "CheckpointError",
     "CheckpointConflictError",
+    "CheckpointStorageError",
     "SnapshotExpiredError",
     "HistoryRewrittenError",
     "DamagedMetadataError",
     "StorageError",
     "UnsupportedTableError",
     "is_transient",
+    "is_access_denied",
     "as_feed_error",
     "storage_errors",
     "brief_repr",
@@ -86,6 +93,11 @@ class ConfigurationError(FeedError, ValueError):
 
 class InvalidStartError(ConfigurationError):
     """A start or end position cannot be parsed, or names a snapshot that cannot be read."""
+
+
+class UnknownArgumentError(ConfigurationError, TypeError):
+    """A keyword argument the callee does not take; the message suggests the one meant. A
+    ``TypeError`` too, as Python's own error for it is."""
 
 
 class InvalidConsumerIdError(ConfigurationError):
@@ -182,6 +194,12 @@ class StorageError(FeedError, OSError):
     """Reading snapshots, manifests or data files failed after retries."""
 
 
+class CheckpointStorageError(CheckpointError, StorageError):
+    """Storage failed to read or write a consumer or mark file (a full disk, no permission, an
+    unreachable store): not bad input, so the CLI exits 1 as for any storage error, where a
+    corrupt checkpoint (a plain :class:`CheckpointError`) exits 2."""
+
+
 class UnsupportedTableError(FeedError):
     """A file of the table cannot be parsed or read by pypaimon: a retry would fail the same
     way, so it is reported at once, naming the table, the snapshot and the file."""
@@ -210,6 +228,30 @@ def is_transient(exc: BaseException | None) -> bool:
         if isinstance(exc, (OSError, TimeoutError)):
             return True
         if type(exc).__module__.split(".")[0] in ("botocore", "aiobotocore", "urllib3"):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+_DENIED = re.compile(
+    r"ACCESS_DENIED|AccessDenied|InvalidAccessKeyId|SignatureDoesNotMatch|InvalidClientTokenId"
+    r"|ExpiredToken|HTTP status 403|Unable to locate credentials|NoCredentialsError"
+)
+
+
+def is_access_denied(exc: BaseException | None) -> bool:
+    """Whether ``exc`` (or what caused it) says storage refused these credentials, or that
+    there were none: a retry cannot fix it, configuring credentials can. pyarrow reports a
+    refused ``HEAD`` as ``AWS Error ACCESS_DENIED ... No response body``; pypaimon wraps it.
+
+    >>> is_access_denied(RuntimeError("Failed to load schema")), is_access_denied(OSError(
+    ...     "When getting information for key 'wh/t' in bucket 'b': AWS Error ACCESS_DENIED"))
+    (False, True)
+    """
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if _DENIED.search(f"{type(exc).__name__}: {exc}"):
             return True
         exc = exc.__cause__ or exc.__context__
     return False

@@ -9,20 +9,27 @@ given, and without asyncio, Spark or SQS:
 - **history integrity**: whether the table still continues what was read. Snapshot ids are
   re-used after a rollback and start again at 1 in a re-created table, so an id alone proves
   nothing; the anchor is read again and compared (:meth:`Progress.verify`) when a round of
-  planning found new snapshots (after reading them, so a rollback racing the round is seen), when
-  a notification names an id already read, at the expiry checks, and when resuming (against the
-  mark stored beside the consumer file);
+  planning found new snapshots (after reading them, so a rollback racing the round is seen), and
+  after every wake-up that does not name a snapshot beyond the anchor: a notification naming an
+  id already read, one naming no id (a watch re-established, a directory created again), the
+  safety check, the expiry checks; and when resuming (against the mark stored beside the
+  consumer file). Only a wake-up naming a snapshot beyond the anchor, whose round then finds
+  the anchor's snapshot file still matching the mark, proves the table unchanged;
 - **policies** for an expired snapshot (``on_expired``) and a rewritten history
   (``on_history_rewritten``): raise, or restart with a warning and a metric;
 - **retries** of transient storage errors (:data:`RETRY`), the same everywhere.
 
 The cost: one read of the anchor's snapshot file per planning round that found new snapshots
-(a catch-up round of many snapshots costs one). An idle table costs nothing more: its safety
-check still reads only the next snapshot's file.
+(a catch-up round of many snapshots costs one), and per safety check: an idle table costs two
+reads per reconcile interval (the next snapshot's file and the anchor's).
 
 What a check cannot see: a rollback to a snapshot at or after the anchor rewrites nothing that
 was read (the snapshots after it were never delivered), so it is not an error. An anchor that
-snapshot expiration removed cannot be compared; the check is then skipped until the next one.
+snapshot expiration removed cannot be compared. Snapshots have no parent pointer, so the
+evidence then is the table's birth: if its ``schema-0`` was written (its ``timeMillis``) after
+the anchor's commit time, the table was dropped and created again since the consumer read, and
+that is a rewritten history; otherwise the check is skipped until the next one (clocks of the
+writers' hosts more than the gap between the anchor's commit and the drop apart can hide it).
 """
 
 from __future__ import annotations
@@ -232,7 +239,7 @@ class Progress:
         """
         anchor = self.anchor
         if anchor is not None:
-            self._check(anchor.snapshot_id, anchor.differs)
+            self._check(anchor.snapshot_id, anchor.differs, anchor.time_millis)
 
     def check_digest(self, snapshot_id: int, digest: str) -> None:
         """:meth:`verify` for an anchor known by its :meth:`SnapshotMark.digest` only."""
@@ -244,9 +251,14 @@ class Progress:
             ),
         )
 
-    def _check(self, snapshot_id: int, differs: Callable[[SnapshotMark], str | None]) -> None:
+    def _check(
+        self,
+        snapshot_id: int,
+        differs: Callable[[SnapshotMark], str | None],
+        committed_at: int | None = None,
+    ) -> None:
         now = self.planner.snapshot_mark(snapshot_id, fresh=True)
-        if now is None and self._expired(snapshot_id):
+        if now is None and self._expired(snapshot_id, committed_at):
             return
         for pause in _CONFIRM_MISSING_S:
             if now is not None:
@@ -268,7 +280,7 @@ class Progress:
                 f"snapshot {snapshot_id} no longer exists and the latest snapshot is {latest}: "
                 f"rolled back, or dropped and re-created",
             )
-        if self._expired(snapshot_id):
+        if self._expired(snapshot_id, committed_at):
             return
         raise HistoryRewrittenError(
             self.table, snapshot_id,
@@ -276,11 +288,24 @@ class Progress:
             f"{self.planner.earliest_snapshot_id()}..{latest} do",
         )
 
-    def _expired(self, snapshot_id: int) -> bool:
+    def _expired(self, snapshot_id: int, committed_at: int | None) -> bool:
         """Whether a missing snapshot is explained by expiry (older than the earliest one):
-        then there is nothing to compare, and no reason to wait for it to reappear."""
+        then there is nothing to compare, and no reason to wait for it to reappear.
+
+        Raises :class:`HistoryRewrittenError` if the table was created after ``committed_at``
+        (the missing snapshot's commit time, epoch ms): then it is another table, not an
+        expired stretch of the one that was read (see the module docstring)."""
         earliest = self.planner.earliest_snapshot_id()
         if earliest is not None and earliest > snapshot_id:
+            created = self.planner.created_millis() if committed_at is not None else None
+            if created is not None and committed_at is not None and created > committed_at:
+                raise HistoryRewrittenError(
+                    self.table, snapshot_id,
+                    f"snapshot {snapshot_id} is gone and snapshots start at {earliest}, but not "
+                    f"by expiry: the table's schema-0 was written at {created} ms, after "
+                    f"snapshot {snapshot_id} was committed at {committed_at} ms, so the table "
+                    f"was dropped and created again since it was read (and expired since)",
+                )
             logger.debug(
                 "table %s: snapshot %d expired; history continuity is checked from the next "
                 "one read", self.table, snapshot_id,

@@ -98,7 +98,7 @@ def _parse_snapshot_id(value: str | int, original: object) -> int:
 
 def _parse_instant_ms(text: str, original: object, now_ms: int) -> int:
     if _is_relative(text):
-        return _in_range(now_ms - parse_duration_ms(text[1:]), original)
+        return _in_range(now_ms - parse_duration_ms(text[1:], bare_unit=None), original)
     try:
         instant = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
@@ -116,7 +116,7 @@ def _is_relative(text: str) -> bool:
     if not text.startswith("-"):
         return False
     try:
-        parse_duration_ms(text[1:])
+        parse_duration_ms(text[1:], bare_unit=None)
     except ConfigurationError:
         return False
     return True

@@ -4,7 +4,7 @@ writing one commit (the demo, the benchmarks).
 Library users usually hold a pypaimon table already; the entry points start from strings, and
 this is where those strings are checked and pypaimon's catalog errors become ``FeedError``\\ s.
 Only pypaimon's public ``CatalogFactory`` is used here; what reaches into pypaimon's modules
-(its catalog exceptions, file IO and schema parsing) is in :mod:`paimon_feed.planner._tables`.
+(its catalog exceptions, file IO and schema parsing) is in :mod:`paimon_feed.planner.catalog`.
 """
 
 from __future__ import annotations
@@ -17,11 +17,20 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlparse
 
-from paimon_feed._layout import DATABASE_SUFFIX, local_url
-from paimon_feed.errors import ConfigurationError, StorageError, TableNotFoundError
+from paimon_feed._layout import DATABASE_SUFFIX, is_local, local_url
+from paimon_feed.errors import (
+    ConfigurationError,
+    MissingDependencyError,
+    StorageError,
+    TableNotFoundError,
+    install_hint,
+    is_access_denied,
+)
 
 __all__ = [
+    "catalog_directory",
     "check_data_table",
+    "check_hdfs_client",
     "check_reachable",
     "check_table_endpoint",
     "commit_arrow",
@@ -209,6 +218,27 @@ def check_table_endpoint(table: Any) -> None:
         )
 
 
+HDFS_SCHEMES = ("hdfs", "viewfs")
+
+
+def check_hdfs_client(warehouse: str, options: Mapping[str, str] | None = None) -> None:
+    """Raise :class:`MissingDependencyError` naming the ``[hdfs]`` extra if ``warehouse`` is on
+    ``hdfs://``/``viewfs://`` and hdfs-native is not installed: pypaimon would fall back to
+    pyarrow's libhdfs and fail later with "HADOOP_HOME environment variable is not set".
+    A catalog that asks for pyarrow's client (``hdfs.client.impl=pyarrow``) is left alone."""
+    if urlparse(warehouse).scheme.lower() not in HDFS_SCHEMES:
+        return
+    if (options or {}).get("hdfs.client.impl", "native") != "native":
+        return
+    try:
+        import hdfs_native  # noqa: F401  (pypaimon's HDFS client)
+    except ImportError as exc:
+        raise MissingDependencyError(
+            f"warehouse {warehouse} is on HDFS, which pypaimon reaches through hdfs-native; "
+            f"{install_hint('hdfs')}"
+        ) from exc
+
+
 def open_catalog(warehouse: str, options: Mapping[str, str] | None = None) -> Any:
     """A pypaimon catalog on ``warehouse`` (a path or URL) with extra options.
 
@@ -223,6 +253,7 @@ def open_catalog(warehouse: str, options: Mapping[str, str] | None = None) -> An
     if not warehouse or not isinstance(warehouse, str):
         raise ConfigurationError(f"invalid warehouse {warehouse!r}: give a path or URL")
     check_reachable(warehouse, options)
+    check_hdfs_client(warehouse, options)
     resolved = resolve_s3_options(warehouse, options)
     try:
         return CatalogFactory.create({**resolved, "warehouse": warehouse})
@@ -232,11 +263,26 @@ def open_catalog(warehouse: str, options: Mapping[str, str] | None = None) -> An
         ) from exc
 
 
+def catalog_directory(catalog: Any) -> str | None:
+    """The directory whose listing *is* ``catalog``'s list of tables -- a filesystem catalog's
+    warehouse -- or ``None`` for a catalog that keeps that list elsewhere: a REST catalog (its
+    warehouse is a name; the server says where each table lives) or a JDBC catalog (a table is
+    listed once its row is written, after its directory). Watching that directory finds new
+    tables at once; for the others, a listing through the catalog does."""
+    from pypaimon import CatalogFactory
+
+    filesystem = CatalogFactory.CATALOG_REGISTRY.get("filesystem")
+    if filesystem is not None and isinstance(catalog, filesystem):
+        warehouse = getattr(catalog, "warehouse", None)
+        return str(warehouse) if warehouse else None
+    return None
+
+
 def open_table(
     warehouse: str, name: str, options: Mapping[str, str] | None = None, *, catalog: Any = None
 ) -> Any:
     """The pypaimon table ``name`` (``db.table``) of ``warehouse``."""
-    from paimon_feed.planner._tables import not_found_errors
+    from paimon_feed.planner.catalog import not_found_errors
 
     suffix = _system_table_suffix(parse_table_name(name)[1])
     if suffix is not None:
@@ -246,6 +292,29 @@ def open_table(
         return catalog.get_table(name)
     except not_found_errors() as exc:
         raise TableNotFoundError(_what_is_missing(catalog, warehouse, name)) from exc
+    except Exception as exc:
+        if is_access_denied(exc):
+            raise _access_denied(name, warehouse, exc) from exc
+        raise
+
+
+def _access_denied(name: str, warehouse: str, exc: BaseException) -> ConfigurationError:
+    """Storage refused to show table ``name``: say which credentials to configure."""
+    cause = exc
+    while cause.__cause__ is not None:  # the storage client's own words, not pypaimon's wrapper
+        cause = cause.__cause__
+    if urlparse(warehouse).scheme in ("s3", "s3a"):
+        remedy = (
+            "configure S3 credentials that may read it: AWS_ACCESS_KEY_ID and "
+            "AWS_SECRET_ACCESS_KEY (or AWS_PROFILE, or the machine's role), or the catalog "
+            "options fs.s3.accessKeyId and fs.s3.accessKeySecret (CLI: --catalog-option); they "
+            "need s3:GetObject and s3:ListBucket on the warehouse (s3:PutObject to checkpoint)"
+        )
+    else:
+        remedy = "configure credentials that may read the warehouse, as pypaimon's catalog options"
+    return ConfigurationError(
+        f"table {name} of warehouse {warehouse}: access denied ({cause}); {remedy}"
+    )
 
 
 def _what_is_missing(catalog: Any, warehouse: str, name: str) -> str:
@@ -293,7 +362,7 @@ def read_table_schema(
         table = open_table(warehouse, name, options)
         return table.table_schema, _url(str(table.table_path))
     from paimon_feed._s3 import resolve_s3_options
-    from paimon_feed.planner._tables import read_latest_schema, warehouse_file_io
+    from paimon_feed.planner.catalog import read_latest_schema, warehouse_file_io
 
     if not warehouse or not isinstance(warehouse, str):
         raise ConfigurationError(f"invalid warehouse {warehouse!r}: give a path or URL")
@@ -308,14 +377,19 @@ def read_table_schema(
     # The filesystem catalog's layout, as pypaimon's FileSystemCatalog builds it:
     # {warehouse}/{database}.db/{table}.
     path = f"{warehouse.rstrip('/')}/{database}{DATABASE_SUFFIX}/{table_name}"
-    schema = read_latest_schema(file_io, path, name)
+    try:
+        schema = read_latest_schema(file_io, path, name)
+    except StorageError as exc:
+        if is_access_denied(exc):
+            raise _access_denied(name, warehouse, exc) from exc
+        raise
     if schema is None:
         raise TableNotFoundError(_what_is_missing(open_catalog(warehouse, options), warehouse, name))
     return schema, _url(path)
 
 
 def _url(path: str) -> str:
-    return path if "://" in path else local_url(path)
+    return local_url(path) if is_local(path) else path
 
 
 def commit_arrow(table: Any, data: Any) -> None:

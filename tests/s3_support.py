@@ -60,6 +60,8 @@ _REAL_AWS_VARIABLES = (
     "AWS_ENDPOINT_URL_SQS",
 )
 _names = itertools.count(1)
+# moto's server, with the bucket's EventBridge flag reported as AWS reports it (see the module).
+_MOTO_MAIN = Path(__file__).resolve().parent / "support" / "moto_main.py"
 
 
 def free_port() -> int:
@@ -108,7 +110,7 @@ class MotoServer:
         env.update(self.credentials_env)
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "moto.server", "-H", self.host, "-p", str(self.port)],
+                [sys.executable, str(_MOTO_MAIN), "-H", self.host, "-p", str(self.port)],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,

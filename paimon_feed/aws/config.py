@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from paimon_feed._units import parse_duration_ms
 from paimon_feed.batch import FeedBatch
 from paimon_feed.checkpoint import validate_consumer_id
 from paimon_feed.errors import ConfigurationError
@@ -27,6 +28,7 @@ __all__ = [
     "DEFAULT_START",
     "ENV_CATALOG_OPTIONS",
     "ENV_CONSUMER_ID",
+    "ENV_DEADLINE_MARGIN",
     "ENV_DEADLINE_MARGIN_MS",
     "ENV_ON_EXPIRED",
     "ENV_ON_HISTORY_REWRITTEN",
@@ -43,6 +45,7 @@ ENV_CONSUMER_ID = "PAIMON_FEED_CONSUMER_ID"
 ENV_PROCESSOR = "PAIMON_FEED_PROCESSOR"
 ENV_TABLES = "PAIMON_FEED_TABLES"
 ENV_START = "PAIMON_FEED_START"
+ENV_DEADLINE_MARGIN = "PAIMON_FEED_DEADLINE_MARGIN"
 ENV_DEADLINE_MARGIN_MS = "PAIMON_FEED_DEADLINE_MARGIN_MS"
 ENV_ON_EXPIRED = "PAIMON_FEED_ON_EXPIRED"
 ENV_ON_HISTORY_REWRITTEN = "PAIMON_FEED_ON_HISTORY_REWRITTEN"
@@ -111,7 +114,7 @@ class HandlerConfig:
             processor_spec=processor_spec,
             tables=_allow_list(env.get(ENV_TABLES)),
             start=start,
-            deadline_margin_ms=_margin(env.get(ENV_DEADLINE_MARGIN_MS)),
+            deadline_margin_ms=_margin(env),
             on_expired=on_expired,  # type: ignore[arg-type]
             on_history_rewritten=on_rewritten,  # type: ignore[arg-type]
         )
@@ -210,15 +213,23 @@ def _allow_list(text: str | None) -> frozenset[str] | None:
     return frozenset(names)
 
 
-def _margin(text: str | None) -> int | None:
-    if text is None or not text.strip():
-        return None
-    try:
-        value = int(text.strip())
-    except ValueError:
-        value = -1
-    if value < 0:
+def _margin(env: Mapping[str, str]) -> int | None:
+    """The deadline margin in milliseconds: ``PAIMON_FEED_DEADLINE_MARGIN`` in the project's one
+    duration grammar (``10s``, ``500ms``; a bare number is seconds), or
+    ``PAIMON_FEED_DEADLINE_MARGIN_MS``, whose name gives a bare number's unit (milliseconds;
+    ``10s`` is accepted there too). Not both."""
+    given = {
+        name: (env.get(name) or "").strip()
+        for name in (ENV_DEADLINE_MARGIN, ENV_DEADLINE_MARGIN_MS)
+        if (env.get(name) or "").strip()
+    }
+    if len(given) > 1:
         raise ConfigurationError(
-            f"{ENV_DEADLINE_MARGIN_MS} must be a whole number of milliseconds >= 0, got {text!r}"
+            f"set one of {ENV_DEADLINE_MARGIN} and {ENV_DEADLINE_MARGIN_MS}, not both "
+            f"(got {given[ENV_DEADLINE_MARGIN]!r} and {given[ENV_DEADLINE_MARGIN_MS]!r})"
         )
-    return value
+    if not given:
+        return None
+    ((name, text),) = given.items()
+    bare_unit = "ms" if name == ENV_DEADLINE_MARGIN_MS else "s"
+    return parse_duration_ms(text, bare_unit=bare_unit, what=name)

@@ -30,9 +30,12 @@ variable                           meaning
 ``PAIMON_FEED_ON_HISTORY_REWRITTEN`` optional; ``error`` (default) or ``latest-full``: what to do
                                    when the table no longer continues what was delivered
                                    (rolled back, re-created); see :mod:`paimon_feed.progress`
-``PAIMON_FEED_DEADLINE_MARGIN_MS`` optional; stop taking new batches when less than this is left
-                                   of the invocation; default: 10 s, or a quarter of the time left
-                                   at the start of the invocation if that is less
+``PAIMON_FEED_DEADLINE_MARGIN``    optional; stop taking new batches when less than this is left
+                                   of the invocation (a duration: ``10s``, ``500ms``; a bare
+                                   number is seconds); default: 10 s, or a quarter of the time
+                                   left at the start of the invocation if that is less
+``PAIMON_FEED_DEADLINE_MARGIN_MS`` optional; the same in milliseconds (a bare number is
+                                   milliseconds, as its name says); set one of the two
 =================================  ==============================================================
 
 A missing or invalid variable fails the invocation with a
@@ -122,6 +125,7 @@ from typing import Any
 from paimon_feed.aws.config import (
     ENV_CATALOG_OPTIONS,
     ENV_CONSUMER_ID,
+    ENV_DEADLINE_MARGIN,
     ENV_DEADLINE_MARGIN_MS,
     ENV_ON_EXPIRED,
     ENV_ON_HISTORY_REWRITTEN,
@@ -143,6 +147,7 @@ from paimon_feed.errors import InvocationFailedError
 __all__ = [
     "ENV_CATALOG_OPTIONS",
     "ENV_CONSUMER_ID",
+    "ENV_DEADLINE_MARGIN",
     "ENV_DEADLINE_MARGIN_MS",
     "ENV_ON_EXPIRED",
     "ENV_ON_HISTORY_REWRITTEN",

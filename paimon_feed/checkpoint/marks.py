@@ -18,7 +18,7 @@ from typing import Any
 
 from paimon_feed.batch import SnapshotMark
 from paimon_feed.checkpoint.local import local_path
-from paimon_feed.errors import CheckpointError
+from paimon_feed.errors import CheckpointStorageError
 
 __all__ = ["delete_mark", "load_mark", "mark_path", "save_mark"]
 
@@ -62,7 +62,7 @@ def save_mark(
     try:
         write(path, text)
     except Exception as exc:
-        raise CheckpointError(f"cannot write mark file {path}: {exc}") from exc
+        raise CheckpointStorageError(f"cannot write mark file {path}: {exc}") from exc
 
 
 def delete_mark(file_io: Any, path: str) -> None:

@@ -20,7 +20,7 @@ from urllib.parse import urlparse
 
 from paimon_feed._s3 import S3_MISSING_CODES, s3_error_code
 from paimon_feed.checkpoint.codec import decode_checkpoint
-from paimon_feed.errors import CheckpointConflictError, CheckpointError
+from paimon_feed.errors import CheckpointConflictError, CheckpointStorageError
 
 __all__ = ["advance_object", "read_object", "s3_location"]
 
@@ -54,7 +54,7 @@ def read_object(client: Any, bucket: str, key: str, where: str) -> tuple[int | N
     except Exception as exc:
         if s3_error_code(exc) in S3_MISSING_CODES:
             return None, None
-        raise CheckpointError(f"cannot read consumer file {where}: {exc}") from exc
+        raise CheckpointStorageError(f"cannot read consumer file {where}: {exc}") from exc
     return decode_checkpoint(text, where), response["ETag"]
 
 
@@ -78,7 +78,7 @@ def advance_object(
             # 404 on If-Match: the file was deleted since we read it; read again.
             deleted = etag is not None and code in S3_MISSING_CODES
             if code not in _CONFLICT_CODES and not deleted:
-                raise CheckpointError(
+                raise CheckpointStorageError(
                     f"cannot write consumer file {where} (next snapshot "
                     f"{next_snapshot_id}): {exc}"
                 ) from exc

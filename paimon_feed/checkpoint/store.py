@@ -21,9 +21,9 @@ from paimon_feed.checkpoint.codec import (
     encode_checkpoint,
     validate_consumer_id,
 )
-from paimon_feed.checkpoint.local import advance_file, atomic_write, local_path
+from paimon_feed.checkpoint.local import adopt_stray, advance_file, atomic_write, local_path
 from paimon_feed.checkpoint.s3 import advance_object, read_object, s3_location
-from paimon_feed.errors import CheckpointError, MissingDependencyError
+from paimon_feed.errors import CheckpointError, CheckpointStorageError, MissingDependencyError
 
 __all__ = ["DEFAULT_MAX_ATTEMPTS", "CheckpointStore"]
 
@@ -67,6 +67,14 @@ class CheckpointStore:
         )
         self._s3_client = s3_client
         self._s3_location = s3_location(self.path)
+        self._adopted = False
+
+    def _adopt_stray(self) -> None:
+        """Once per store: move a consumer file an older release wrote under the working
+        directory beside the table (:func:`~paimon_feed.checkpoint.local.adopt_stray`)."""
+        if not self._adopted:
+            adopt_stray(self.path, self.mark_path, self.consumer_id)
+            self._adopted = True
 
     @classmethod
     def for_table(
@@ -99,6 +107,7 @@ class CheckpointStore:
         pyarrow reads a file as a HEAD for its size and then a ranged GET, so a read racing an
         overwrite can return the new text cut to the old length.
         """
+        self._adopt_stray()
         client = self._optional_client()
         if client is not None:
             return self._read_s3(client, *self._s3_location)[0]  # type: ignore[misc]
@@ -121,7 +130,7 @@ class CheckpointStore:
         except FileNotFoundError:
             return None
         except Exception as exc:
-            raise CheckpointError(f"cannot read consumer file {self.path}: {exc}") from exc
+            raise CheckpointStorageError(f"cannot read consumer file {self.path}: {exc}") from exc
 
     def save(self, next_snapshot_id: int) -> None:
         """Store ``next_snapshot_id`` as the consumer's position, unconditionally.
@@ -130,10 +139,11 @@ class CheckpointStore:
         consumer, and :meth:`advance` to record progress when other writers may exist.
         """
         text = self._encode(next_snapshot_id)
+        self._adopt_stray()
         try:
             self._write(self.path, text)
         except Exception as exc:
-            raise CheckpointError(
+            raise CheckpointStorageError(
                 f"cannot write consumer file {self.path} (next snapshot {next_snapshot_id}): {exc}"
             ) from exc
         logger.debug("consumer %s: checkpoint at snapshot %d", self.consumer_id, next_snapshot_id)
@@ -160,6 +170,7 @@ class CheckpointStore:
         """``(next_snapshot_id, mark)`` as :meth:`save_mark` stored them, or ``None`` if there is
         no usable mark (none written yet, or unreadable: logged, and the check it serves is
         skipped, never the checkpoint)."""
+        self._adopt_stray()
         return marks.load_mark(self.file_io, self.mark_path, self.consumer_id)
 
     def save_mark(self, next_snapshot_id: int, mark: SnapshotMark) -> None:
@@ -169,6 +180,32 @@ class CheckpointStore:
     def delete_mark(self) -> None:
         """Remove the mark file, if any (with the consumer it belongs to)."""
         marks.delete_mark(self.file_io, self.mark_path)
+
+    def side_path(self, suffix: str) -> str:
+        """Another side file of this consumer, ``consumer/.paimon-feed-<id>.<suffix>`` (a name
+        Java's consumer manager does not list)."""
+        return f"{self.path.rsplit('/', 1)[0]}/.paimon-feed-{self.consumer_id}.{suffix}"
+
+    def save_side(self, suffix: str, text: str) -> None:
+        """Write the side file :meth:`side_path` ``(suffix)`` (one PUT on S3)."""
+        path = self.side_path(suffix)
+        try:
+            self._write(path, text)
+        except Exception as exc:
+            raise CheckpointError(f"cannot write {path}: {exc}") from exc
+
+    def load_side(self, suffix: str) -> str | None:
+        """The text of the side file :meth:`side_path` ``(suffix)``, or ``None`` if absent."""
+        path = self.side_path(suffix)
+        try:
+            if not self.file_io.exists(path):
+                return None
+            text: str = self.file_io.read_file_utf8(path)
+            return text
+        except FileNotFoundError:
+            return None
+        except Exception as exc:
+            raise CheckpointError(f"cannot read {path}: {exc}") from exc
 
     # compare-and-set -----------------------------------------------------------------------
     def advance(self, next_snapshot_id: int) -> bool:
@@ -183,6 +220,7 @@ class CheckpointStore:
         failed read or write.
         """
         text = self._encode(next_snapshot_id)
+        self._adopt_stray()
         if self._s3_location is not None:
             bucket, key = self._s3_location
             client = self._client()

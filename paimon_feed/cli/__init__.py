@@ -3,13 +3,15 @@
 ``paimon-feed tail WAREHOUSE DB.TABLE`` streams a table's rows as they commit (``tail WAREHOUSE``
 or ``tail WAREHOUSE 'sales.*' ops.events``: every or the matching tables, rows with ``_table``);
 ``paimon-feed demo`` builds a local warehouse, commits to it and tails it live;
-``paimon-feed consumers WAREHOUSE DB.TABLE`` lists, resets, deletes or expires consumers. Bare
+``paimon-feed consumers WAREHOUSE DB.TABLE`` lists, resets, deletes or expires consumers;
+``paimon-feed wire s3://BUCKET/WH --queue NAME`` sets up S3 push for a warehouse and
+``paimon-feed check s3://BUCKET/WH --queue-url URL`` proves it works. Bare
 ``paimon-feed`` prints the help on stderr and exits 2.
 
 One module per job: :mod:`~paimon_feed.cli.parser` (arguments, exit codes, one-line messages,
 logging), :mod:`~paimon_feed.cli.tail` (with :mod:`~paimon_feed.cli.filters` and
 :mod:`~paimon_feed.cli.output`), :mod:`~paimon_feed.cli.consumers` and
-:mod:`~paimon_feed.cli.demo`. :func:`main` parses, dispatches and maps what fails to an exit
+:mod:`~paimon_feed.cli.demo`, :mod:`~paimon_feed.cli.wire` (wire and check). :func:`main` parses, dispatches and maps what fails to an exit
 code (see :mod:`~paimon_feed.cli.parser`).
 """
 
@@ -34,7 +36,8 @@ from paimon_feed.cli.parser import (
     until_signalled,
 )
 from paimon_feed.cli.tail import run_tail
-from paimon_feed.errors import CheckpointError, ConfigurationError, TableNotFoundError
+from paimon_feed.cli.wire import run_check, run_wire
+from paimon_feed.errors import CheckpointError, ConfigurationError, StorageError, TableNotFoundError
 
 __all__ = ["main"]
 
@@ -58,8 +61,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     verbosity = args.verbose + args.command_verbose
     configure_logging(verbosity)
     try:
-        run = {"tail": run_tail, "demo": _run_demo, "consumers": run_consumers}[args.command]
+        run = {"tail": run_tail, "demo": _run_demo, "consumers": run_consumers, "wire": run_wire,
+               "check": run_check}[args.command]
         return run(args)
+    except StorageError as exc:  # a checkpoint write on a full disk too: storage, not input
+        return fail(exc, EXIT_FAILURE, verbosity)
     except (ConfigurationError, TableNotFoundError, CheckpointError) as exc:
         return fail(exc, EXIT_USAGE, verbosity)
     except KeyboardInterrupt:

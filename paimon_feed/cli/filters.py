@@ -80,7 +80,7 @@ def parse_filter(text: str) -> RowFilter:
 
 def table_schema(table: Any) -> Any:
     """The Arrow schema of a pypaimon table's columns."""
-    from paimon_feed.planner._schemas import arrow_schema_of
+    from paimon_feed.planner.catalog import arrow_schema_of
 
     return arrow_schema_of(table.fields)
 

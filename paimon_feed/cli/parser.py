@@ -19,9 +19,17 @@ import traceback
 from collections.abc import Sequence
 from typing import Any
 
+from paimon_feed.cli.arguments import duration_seconds
+from paimon_feed.cli.exits import (
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+)
 from paimon_feed.cli.output import FORMATS
+from paimon_feed.cli.wire import add_check_arguments, add_wire_arguments
 from paimon_feed.errors import (
-    ConfigurationError,
     FeedError,
     HistoryRewrittenError,
     SnapshotExpiredError,
@@ -41,7 +49,6 @@ __all__ = [
     "until_signalled",
 ]
 
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
 _EXIT_BY_SIGNAL = {signal.SIGINT: EXIT_INTERRUPTED, signal.SIGTERM: EXIT_TERMINATED}
 # Options whose value may start with '-' ('--from -30m', 'consumers reset --to -1h'); argparse
 # would take it for an option.
@@ -68,20 +75,6 @@ def _catalog_option(text: str) -> tuple[str, str]:
     return key, value
 
 
-def _duration(default_unit: str | None = None) -> Any:
-    """An argparse type: seconds in a duration of the project's one grammar (``500ms``, ``2s``,
-    ``1m``, ``1h``, ``1d``, ``1w``)."""
-    from paimon_feed._units import parse_duration
-
-    def parse(text: str) -> float:
-        try:
-            return parse_duration(text, default_unit=default_unit)
-        except ConfigurationError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-
-    return parse
-
-
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -105,7 +98,7 @@ def _add_tail_arguments(tail: argparse.ArgumentParser) -> None:
     """The options of ``tail``, in the order ``--help`` lists them."""
     tail.add_argument("warehouse", help="warehouse path or URL (e.g. /data/wh, s3://bucket/wh)")
     tail.add_argument(
-        "table", nargs="*", metavar="TABLE",
+        "table", nargs="*", default=[], metavar="TABLE",
         help="tables as DATABASE.TABLE or patterns such as 'sales.*' (default: every table of "
         "the warehouse, new ones included; rows then carry _table)",
     )
@@ -141,7 +134,7 @@ def _add_tail_arguments(tail: argparse.ArgumentParser) -> None:
         help="if the table's history was rewritten under the consumer (rolled back, dropped and "
         "re-created): fail (default), or print the whole table as it is now, then its changes",
     )
-    tail.add_argument("--notifier", choices=("auto", "local", "poll", "sqs"), default="auto")
+    tail.add_argument("--notifier", choices=("auto", "local", "poll", "sqs", "hdfs"), default="auto")
     tail.add_argument("--sqs-queue-url", help="SQS queue with the warehouse's S3 events (notifier sqs/auto)")
     tail.add_argument("--include-row-kind", action="store_true", help="add _row_kind (+I, -U, +U, -D)")
     tail.add_argument(
@@ -159,8 +152,13 @@ def _add_tail_arguments(tail: argparse.ArgumentParser) -> None:
         help="exit after printing this many rows (a batch printed in part stays uncommitted)",
     )
     tail.add_argument(
-        "--poll-interval", type=_duration(), default=1.0, metavar="DURATION",
-        help="how often notifier poll looks for a commit (default 1s; 500ms, 2s, 1m, ...)",
+        "--poll-interval", type=duration_seconds, default=1.0, metavar="DURATION",
+        help="how often notifier poll looks for a commit (default 1s; 500ms, 2, 2s, 1m, ...; a bare number is seconds)",
+    )
+    tail.add_argument(
+        "--discovery-interval", type=duration_seconds, default=60.0, metavar="DURATION",
+        help="how often a warehouse tail lists it for new and dropped tables (default 1m; with "
+        "S3 push wired by 'paimon-feed wire' a new table's first commit is found at once)",
     )
     tail.add_argument(
         "--metrics-port", type=int, metavar="PORT",
@@ -181,7 +179,7 @@ def _add_demo_arguments(demo: argparse.ArgumentParser) -> None:
     demo.add_argument("--commits", type=int, default=40, help="commits per table (default 40)")
     demo.add_argument("--backlog", type=int, default=25, help="commits made before tailing starts, to show catch-up")
     demo.add_argument(
-        "--interval", type=_duration(default_unit="s"), default=0.1, metavar="DURATION",
+        "--interval", type=duration_seconds, default=0.1, metavar="DURATION",
         help="time between commits (default 100ms; a bare number is in seconds)",
     )
     demo.add_argument("--warehouse", help="warehouse directory (default: a new temp dir, removed at exit)")
@@ -234,33 +232,36 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=_version())
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    tail = commands.add_parser(
-        "tail",
-        help="stream a table's rows as they are committed",
-        description="Stream a table's rows as they are committed, woken by storage events.",
-    )
-    _add_tail_arguments(tail)
-    _add_verbose(tail, "command_verbose")
-
-    demo = commands.add_parser(
-        "demo",
-        help="create a local warehouse, commit to it and tail it live",
-        description="Create a local warehouse with an append table and a primary-key table, "
-        "commit to both from a writer thread, tail them live and print commit-to-delivery "
-        "latency per batch, then a summary; a WarehouseFeed follows both tables too.",
-    )
-    _add_demo_arguments(demo)
-    _add_verbose(demo, "command_verbose")
-
-    consumers = commands.add_parser(
-        "consumers",
-        help="list, reset, delete or expire a table's consumers",
-        description="List a table's consumers (id, next snapshot, lag, age of the oldest unread "
-        "commit, last written, and which one holds back snapshot expiry), or reset, delete or "
-        "expire them.",
-    )
-    _add_consumers_arguments(consumers)
-    _add_verbose(consumers, "command_verbose")
+    commands_and_arguments: list[tuple[str, str, str, Any]] = [
+        ("tail", "stream a table's rows as they are committed",
+         "Stream a table's rows as they are committed, woken by storage events.",
+         _add_tail_arguments),
+        ("demo", "create a local warehouse, commit to it and tail it live",
+         "Create a local warehouse with an append table and a primary-key table, commit to both "
+         "from a writer thread, tail them live and print commit-to-delivery latency per batch, "
+         "then a summary; a WarehouseFeed follows both tables too.",
+         _add_demo_arguments),
+        ("wire", "set up S3 push for every table of an S3 warehouse (queue, policy, rule)",
+         "Create or update the SQS queue (with a dead-letter queue), its policy and the "
+         "EventBridge rule (or the bucket notification rule, merged into the bucket's "
+         "configuration) that push every table's commits of an S3 warehouse, new tables "
+         "included. Idempotent: a second run changes nothing.",
+         add_wire_arguments),
+        ("check", "prove that a commit under an S3 warehouse reaches its queue",
+         "Put a probe object that the warehouse's rule matches (and no reader lists), wait for "
+         "its event, report the delay, and say what is wrong when it does not arrive. Exit 0: "
+         "push works; 1: it does not; 2: bad arguments.",
+         add_check_arguments),
+        ("consumers", "list, reset, delete or expire a table's consumers",
+         "List a table's consumers (id, next snapshot, lag, age of the oldest unread commit, "
+         "last written, and which one holds back snapshot expiry), or reset, delete or expire "
+         "them.",
+         _add_consumers_arguments),
+    ]
+    for name, summary, description, add_arguments in commands_and_arguments:
+        command = commands.add_parser(name, help=summary, description=description)
+        add_arguments(command)
+        _add_verbose(command, "command_verbose")
     return parser
 
 

@@ -362,6 +362,7 @@ def _run_tail_warehouse(args: argparse.Namespace) -> int:
             tables=args.table or None,
             start=args.start or "latest",
             end=args.end,
+            discovery_interval=args.discovery_interval,
             **_feed_options(args),
         ) as feed:
             with _metrics_server(args, feed):

@@ -4,11 +4,16 @@ AttributeError or TypeError from deep inside planning."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import difflib
+import functools
+import inspect
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ParamSpec
 
-from paimon_feed.errors import ConfigurationError
+from paimon_feed._layout import DATABASE_SUFFIX
+from paimon_feed._units import parse_duration
+from paimon_feed.errors import ConfigurationError, UnknownArgumentError
 from paimon_feed.notifiers import Notifier, create_notifier
 from paimon_feed.planner.planner import OverwritePolicy
 from paimon_feed.progress import ExpiredPolicy, HistoryPolicy, check_policies
@@ -18,13 +23,17 @@ from paimon_feed.tables import check_data_table, check_table_endpoint
 __all__ = [
     "FeedOptions",
     "check_type",
-    "check_number",
+    "check_duration",
     "check_names",
     "check_table",
     "check_predicate",
     "check_buckets",
     "check_notifier",
+    "suggest_keywords",
+    "unknown_keyword",
 ]
+
+P = ParamSpec("P")
 
 
 @dataclass(frozen=True)
@@ -40,7 +49,7 @@ class FeedOptions:
     start: StartSpec
     end: int | str | None
     notifier: str | Notifier
-    reconcile_interval: float
+    reconcile_interval: float  # seconds once checked; given as any Duration (see _units)
     poll_interval: float
     include_row_kind: bool
     projection: Sequence[str] | None
@@ -60,8 +69,8 @@ class FeedOptions:
 
     def __post_init__(self) -> None:
         check_type("consumer_id", self.consumer_id, str, "a string such as 'orders-etl'", optional=True)
-        check_number("reconcile_interval", self.reconcile_interval, "seconds", minimum=0.0)
-        check_number("poll_interval", self.poll_interval, "seconds", minimum=0.0)
+        object.__setattr__(self, "reconcile_interval", check_duration("reconcile_interval", self.reconcile_interval))
+        object.__setattr__(self, "poll_interval", check_duration("poll_interval", self.poll_interval))
         check_type("include_row_kind", self.include_row_kind, bool, "True or False")
         check_type("auto_commit", self.auto_commit, bool, "True or False")
         # Normalised in place: a frozen value is set once, here.
@@ -83,6 +92,35 @@ class FeedOptions:
         return {"poll_interval": self.poll_interval, "sqs_queue_url": self.sqs_queue_url}
 
 
+def suggest_keywords(init: Callable[P, None]) -> Callable[P, None]:
+    """``init`` (an ``__init__``) refusing a keyword argument it does not take with an
+    :class:`UnknownArgumentError` that names the argument meant (``consumer`` ->
+    ``consumer_id``), where Python's own ``TypeError`` names none."""
+    parameters = list(inspect.signature(init).parameters.values())[1:]  # after self
+    names = [p.name for p in parameters if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    owner = init.__qualname__.rsplit(".", 1)[0]
+
+    @functools.wraps(init)
+    def checked(*args: P.args, **kwargs: P.kwargs) -> None:
+        for key in kwargs:
+            if key not in names:
+                raise unknown_keyword(owner, key, names)
+        init(*args, **kwargs)
+
+    return checked
+
+
+def unknown_keyword(owner: str, key: str, names: Sequence[str]) -> UnknownArgumentError:
+    """The error for ``owner(key=...)``, which takes only ``names``, with the name meant."""
+    close = difflib.get_close_matches(key, names, n=1, cutoff=0.6)
+    meant = [name for name in names if name.startswith(key) or key.startswith(name)]
+    guesses = meant or close
+    hint = f" (did you mean {guesses[0]!r}?)" if guesses else ""
+    return UnknownArgumentError(
+        f"{owner}() got an unknown keyword argument {key!r}{hint}; it takes {', '.join(names)}"
+    )
+
+
 def check_type(
     name: str, value: Any, kind: type | tuple[type, ...], wanted: str, *, optional: bool = False
 ) -> None:
@@ -96,10 +134,13 @@ def check_type(
         raise ConfigurationError(f"{name} must be {wanted}, got {type(value).__name__} {value!r}")
 
 
-def check_number(name: str, value: Any, unit: str, *, minimum: float) -> None:
-    check_type(name, value, (int, float), f"a number of {unit}")
-    if not value > minimum:
-        raise ConfigurationError(f"{name} must be > {minimum:g} {unit}, got {value!r}")
+def check_duration(name: str, value: Any) -> float:
+    """Seconds in ``value``, a duration of the project's one grammar (``2``, ``"2s"``,
+    ``"500ms"``, ``timedelta(seconds=2)``: see :mod:`paimon_feed._units`), greater than zero."""
+    seconds = parse_duration(value, what=name)
+    if not seconds > 0:
+        raise ConfigurationError(f"{name} must be greater than zero, got {value!r}")
+    return seconds
 
 
 def check_names(name: str, value: Any) -> list[str] | None:
@@ -115,17 +156,36 @@ def check_names(name: str, value: Any) -> list[str] | None:
 
 def check_table(table: Any) -> None:
     if not all(hasattr(table, attribute) for attribute in ("new_read_builder", "table_path", "file_io")):
-        hint = (
-            f"; open it first: paimon_feed.open_table(warehouse, {table!r})"
-            if isinstance(table, str)
-            else ""
-        )
+        hint = "; " + _open_table_hint(table) if isinstance(table, str) else ""
         raise ConfigurationError(
             f"table must be a pypaimon table (catalog.get_table('db.table')), got "
             f"{type(table).__name__} {table!r}{hint}"
         )
     check_data_table(table)
     check_table_endpoint(table)
+
+
+def _open_table_hint(text: str) -> str:
+    """How to open the table a string names: a table directory (``wh/db.db/t``) is a warehouse
+    and a ``db.t`` name; ``db.t`` alone needs its warehouse.
+
+    >>> _open_table_hint("wh/own.db/users")
+    "open it first: paimon_feed.open_table('wh', 'own.users')"
+    >>> _open_table_hint("s3://bucket/wh/sales.db/orders/")
+    "open it first: paimon_feed.open_table('s3://bucket/wh', 'sales.orders')"
+    >>> _open_table_hint("sales.orders")
+    "open it first: paimon_feed.open_table('/path/to/warehouse', 'sales.orders')"
+    """
+    parts = text.rstrip("/").rsplit("/", 2)
+    if len(parts) == 3 and parts[1].endswith(DATABASE_SUFFIX) and len(parts[1]) > len(DATABASE_SUFFIX):
+        warehouse, database, name = parts[0] or "/", parts[1][: -len(DATABASE_SUFFIX)], parts[2]
+        return f"open it first: paimon_feed.open_table({warehouse!r}, {database + '.' + name!r})"
+    if "/" not in text and text.count(".") == 1:
+        return f"open it first: paimon_feed.open_table('/path/to/warehouse', {text!r})"
+    return (
+        "open it first: paimon_feed.open_table(warehouse, 'database.table'), the warehouse "
+        "being the directory or URL that holds <database>.db/<table>/"
+    )
 
 
 def check_predicate(predicate: Any) -> None:
@@ -157,5 +217,5 @@ def check_notifier(notifier: Any, table_url: str, options: dict[str, Any]) -> No
         create_notifier(notifier, table_url, **options)
     elif not isinstance(notifier, Notifier):
         raise ConfigurationError(
-            f"notifier must be 'auto', 'local', 'poll', 'sqs' or a Notifier, got {notifier!r}"
+            f"notifier must be 'auto', 'local', 'poll', 'sqs', 'hdfs' or a Notifier, got {notifier!r}"
         )

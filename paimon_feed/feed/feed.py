@@ -12,24 +12,23 @@ from __future__ import annotations
 import logging
 import warnings
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from paimon_feed._units import Duration
 from paimon_feed.batch import FeedBatch
 from paimon_feed.checkpoint import CheckpointStore
 from paimon_feed.errors import FeedClosedError
-from paimon_feed.feed.config import FeedOptions, check_notifier, check_table
+from paimon_feed.feed.config import FeedOptions, check_duration, check_notifier, check_table, suggest_keywords
 from paimon_feed.feed.consuming import Consuming
 from paimon_feed.feed.lifecycle import Lifecycle
 from paimon_feed.feed.planning import Planning
 from paimon_feed.feed.stats import FeedMetrics, FeedStats
+from paimon_feed.feed.sync import SyncChangeFeed
 from paimon_feed.notifiers import Notifier
 from paimon_feed.planner import Planner
 from paimon_feed.planner.planner import OverwritePolicy
 from paimon_feed.progress import ExpiredPolicy, HistoryPolicy, Progress, Resumed
 from paimon_feed.start import StartSpec
-
-if TYPE_CHECKING:
-    from paimon_feed.feed.sync import SyncChangeFeed
 
 __all__ = ["ChangeFeed"]
 
@@ -47,8 +46,10 @@ class ChangeFeed:
         end: last snapshot id to deliver (inclusive); the feed then ends by itself.
         notifier: ``"auto"``, ``"local"``, ``"poll"``, ``"sqs"`` or a :class:`Notifier` instance
             (which the caller owns and may share between feeds).
-        reconcile_interval: seconds between safety checks while push is healthy.
-        poll_interval: seconds between checks when polling (``notifier="poll"`` or fallback).
+        reconcile_interval: time between safety checks while push is healthy: seconds, or a
+            duration such as ``"500ms"``, ``"2s"``, ``"1m"`` or a ``timedelta`` (every duration
+            argument takes these).
+        poll_interval: time between checks when polling (``notifier="poll"`` or fallback).
         include_row_kind: add a ``_row_kind`` column (``+I``/``-U``/``+U``/``-D``).
         projection, predicate, buckets: passed to pypaimon's planning and reading.
         max_pending: batches planned ahead of the consumer at most.
@@ -70,6 +71,7 @@ class ChangeFeed:
             (default ``$PAIMON_FEED_SQS_QUEUE_URL``).
     """
 
+    @suggest_keywords
     def __init__(
         self,
         table: Any,
@@ -78,8 +80,8 @@ class ChangeFeed:
         start: StartSpec = "latest-full",
         end: int | str | None = None,
         notifier: str | Notifier = "auto",
-        reconcile_interval: float = 60.0,
-        poll_interval: float = 1.0,
+        reconcile_interval: Duration = 60.0,
+        poll_interval: Duration = 1.0,
         include_row_kind: bool = False,
         projection: Sequence[str] | None = None,
         predicate: Any = None,
@@ -95,7 +97,8 @@ class ChangeFeed:
         check_table(table)
         options = FeedOptions(
             consumer_id=consumer_id, start=start, end=end, notifier=notifier,
-            reconcile_interval=reconcile_interval, poll_interval=poll_interval,
+            reconcile_interval=check_duration("reconcile_interval", reconcile_interval),
+            poll_interval=check_duration("poll_interval", poll_interval),
             include_row_kind=include_row_kind, projection=projection, predicate=predicate,
             buckets=buckets, max_pending=max_pending, catch_up_threshold=catch_up_threshold,
             auto_commit=auto_commit, on_expired=on_expired, sqs_queue_url=sqs_queue_url,
@@ -237,8 +240,6 @@ class ChangeFeed:
 
     def sync(self) -> SyncChangeFeed:
         """A blocking iterator over this feed for non-async code (runs its own event loop)."""
-        from paimon_feed.feed.sync import SyncChangeFeed
-
         return SyncChangeFeed(self)
 
     def metrics(self) -> FeedMetrics:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,7 +73,7 @@ class Following:
         self._discovery_interval = discovery_interval
         self._on_table_error = on_table_error
         self._feed_options = feed_options
-        self._notifier: Notifier | None = None
+        self._notifier_for: Callable[[str], Notifier] | None = None
         self._queue: asyncio.Queue[Any] | None = None
         self._tables: dict[str, Followed] = {}
         self._skipped: set[str] = set()
@@ -81,9 +82,10 @@ class Following:
         self._discovery: asyncio.Task[None] | None = None
         self.discovered = self.dropped = self.failed = self.listings = 0
 
-    def attach(self, notifier: Notifier, queue: asyncio.Queue[Any]) -> None:
-        """The started warehouse feed's notifier and queue, before any table is followed."""
-        self._notifier, self._queue = notifier, queue
+    def attach(self, notifier_for: Callable[[str], Notifier], queue: asyncio.Queue[Any]) -> None:
+        """The started warehouse feed's notifiers (the one for a table's location) and queue,
+        before any table is followed."""
+        self._notifier_for, self._queue = notifier_for, queue
 
     def relist(self) -> None:
         """List the warehouse again now (the notifier saw a new table directory)."""
@@ -174,8 +176,9 @@ class Following:
         from paimon_feed.tables import open_table
 
         table = open_table(self.warehouse, name, catalog=self._catalog)
-        assert self._notifier is not None  # attach() comes before any table is followed
-        return ChangeFeed(table, start=start, notifier=self._notifier, **self._feed_options)
+        assert self._notifier_for is not None  # attach() comes before any table is followed
+        notifier = self._notifier_for(str(table.table_path))
+        return ChangeFeed(table, start=start, notifier=notifier, **self._feed_options)
 
     async def _pump(self, table: Followed) -> None:
         queue = self._queue

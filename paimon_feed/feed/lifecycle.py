@@ -15,7 +15,7 @@ from typing import Any
 
 from paimon_feed._aio import cancel_and_wait
 from paimon_feed.feed.planning import Planning, Position
-from paimon_feed.notifiers import Notifier, Subscription, create_notifier
+from paimon_feed.notifiers import Notifier, Subscription, create_notifier, polling_instead_of_push
 
 __all__ = ["Lifecycle", "open_notifier"]
 
@@ -41,10 +41,16 @@ def open_notifier(
     spec: str | Notifier, url: str, options: dict[str, Any]
 ) -> tuple[Notifier, bool]:
     """The notifier for ``url``: made now by name (the caller owns it: ``True``), or the
-    instance given (shared, the caller does not close it: ``False``)."""
+    instance given (shared, the caller does not close it: ``False``). A feed opens its notifier
+    once, at its start: when ``auto`` falls back to paid polling, this is where it says so, once
+    (DESIGN invariant 16: loud, once, at the start)."""
     if isinstance(spec, Notifier):
         return spec, False
-    return create_notifier(spec, url, **options), True
+    notifier = create_notifier(spec, url, **options)
+    warning = polling_instead_of_push(spec, url, **options)
+    if warning is not None:
+        logger.warning("%s", warning)
+    return notifier, True
 
 
 class Lifecycle:

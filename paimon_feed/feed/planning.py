@@ -77,7 +77,7 @@ class Planning:
         self.notifier: Any = None
         self.subscription: Any = None
         self.queue: asyncio.Queue | None = None
-        self._expiry_checked_at = time.monotonic()
+        self._expiry_checked_at = self._history_checked_at = time.monotonic()
         self._push_failures_seen = 0
 
     def attach(self, notifier: Any, subscription: Any, queue: asyncio.Queue) -> None:
@@ -107,9 +107,11 @@ class Planning:
                 wake = await self._wait(cursor.next_snapshot_id)
                 # A safety check looks for expiry when due: a poller hints only once the next
                 # snapshot exists, so an expired one would never be hinted.
+                quiet = wake.timed_out and not wake.hinted
                 cursor.woke(
                     wake.max_snapshot_id, wake.detected_at,
-                    safety_check=wake.timed_out and not wake.hinted and self._expiry_check_due(),
+                    safety_check=quiet and self._expiry_check_due(),
+                    check_history=not quiet or self._history_check_due(),
                 )
         except asyncio.CancelledError:
             raise
@@ -169,9 +171,11 @@ class Planning:
             await self._storage(
                 lambda: self._progress.after_round(
                     planned.first_snapshot_id, planned.next_snapshot_id,
-                    checked=planned.checked_expiry,
+                    checked=planned.checked_expiry or planned.checked_history,
                 )
             )
+            if planned.checked_expiry or planned.checked_history:
+                self._history_checked_at = time.monotonic()
         except (SnapshotExpiredError, HistoryRewrittenError) as exc:
             cursor.restart(await self._recover(exc))
             return False
@@ -191,6 +195,15 @@ class Planning:
         if self.notifier.announces_commits and not self.stats.in_fallback:
             return False
         return time.monotonic() - self._expiry_checked_at >= self.reconcile_interval
+
+    def _history_check_due(self) -> bool:
+        """Whether a safety check (a wait that timed out without a hint) compares the anchor:
+        always while push is healthy (its waits time out once per reconcile interval), and at
+        most once per reconcile interval while the feed polls, so fallback polling stays one
+        read per poll."""
+        if self.subscription.push_healthy:
+            return True
+        return time.monotonic() - self._history_checked_at >= self.reconcile_interval
 
     async def _recover(self, exc: SnapshotExpiredError | HistoryRewrittenError) -> int:
         """Apply the policy for ``exc`` (raise it, or publish where the feed restarts) and

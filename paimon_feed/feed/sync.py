@@ -7,15 +7,12 @@ import threading
 import warnings
 import weakref
 from collections.abc import Coroutine, Iterator
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from paimon_feed._aio import LoopClosedError, LoopThread
 from paimon_feed.batch import FeedBatch
 from paimon_feed.errors import FeedClosedError
 from paimon_feed.feed.stats import FeedMetrics
-
-if TYPE_CHECKING:
-    from paimon_feed.feed.feed import ChangeFeed
 
 __all__ = ["SyncChangeFeed"]
 
@@ -23,8 +20,9 @@ logger = logging.getLogger("paimon_feed.feed")
 
 
 class _AsyncFeed(Protocol):
-    """What a sync feed drives: a :class:`ChangeFeed`, or a
-    :class:`~paimon_feed.WarehouseFeed` (through :class:`~paimon_feed.SyncWarehouseFeed`)."""
+    """What a sync feed drives: a :class:`~paimon_feed.ChangeFeed`, or a
+    :class:`~paimon_feed.WarehouseFeed` (through :class:`~paimon_feed.SyncWarehouseFeed`). A
+    protocol, so that this module does not import the feed that imports it."""
 
     @property
     def table_name(self) -> str: ...
@@ -71,7 +69,7 @@ class SyncChangeFeed:
     (``ResourceWarning``) when collected, then closes its feed and ends its thread.
     """
 
-    def __init__(self, feed: ChangeFeed | _AsyncFeed) -> None:
+    def __init__(self, feed: _AsyncFeed) -> None:
         self._feed: _AsyncFeed = feed
         self._closed = False
         self._close_lock = threading.Lock()

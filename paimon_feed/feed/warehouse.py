@@ -9,9 +9,11 @@
 
 Each table is followed by its own :class:`~paimon_feed.ChangeFeed` (so resume, integrity checks,
 expiry and per-table order are exactly a ChangeFeed's, and each table checkpoints in its own
-consumer file), all on **one** notifier. A table found after the feed started (its directory
-appeared, or the listing every ``discovery_interval`` seconds shows it) is followed from its
-first snapshot; a dropped table ends its stream with a log line and a count in :meth:`metrics`.
+consumer file), all on **one** notifier per kind of table location (:mod:`.notifying`): a REST or
+JDBC catalog's tables are watched where the catalog says they live. A table found after the feed
+started (its directory appeared in a filesystem catalog's warehouse, or the listing every
+``discovery_interval`` seconds shows it) is followed from its first snapshot; a dropped table ends
+its stream with a log line and a count in :meth:`metrics`.
 
 Batches of all tables meet in one bounded queue whose waiting producers are served in order,
 so a busy table cannot starve the others; at most ``tables × (max_pending + 1)`` batch *plans*
@@ -29,12 +31,13 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from paimon_feed._units import Duration
 from paimon_feed.batch import FeedBatch
 from paimon_feed.errors import ConfigurationError, FeedClosedError
-from paimon_feed.feed.config import check_notifier
+from paimon_feed.feed.config import check_duration, check_notifier, unknown_keyword
 from paimon_feed.feed.feed import ChangeFeed
 from paimon_feed.feed.following import Done, Failure, Following
-from paimon_feed.feed.lifecycle import open_notifier
+from paimon_feed.feed.notifying import SharedNotifiers
 from paimon_feed.feed.stats import FeedMetrics
 from paimon_feed.feed.sync import SyncChangeFeed
 from paimon_feed.notifiers import Notifier
@@ -62,17 +65,19 @@ class WarehouseFeed:
     """Follow many tables of a warehouse through one notifier and one queue.
 
     Args:
-        warehouse: a warehouse path or URL, or a pypaimon catalog.
-        catalog_options: extra catalog options (``fs.s3.endpoint``, ...) for a path or URL.
+        warehouse: a warehouse path or URL (a REST catalog's warehouse name), or a pypaimon
+            catalog.
+        catalog_options: extra catalog options (``fs.s3.endpoint``, ``metastore``, ``uri``,
+            ...) for a path, URL or name.
         tables: ``fnmatch`` patterns over ``db.table`` (``"sales.*"``); default every table.
         start: where each table present at start begins (a stored checkpoint wins); a table
             created later starts at its first snapshot (``"earliest"``).
-        discovery_interval: seconds between listings of the warehouse (new and dropped tables);
+        discovery_interval: time between listings (seconds, ``"1m"``, a ``timedelta``) of the warehouse (new and dropped tables);
             with local push, new tables are found as their directories appear.
         on_table_error: ``"raise"`` (the error surfaces at the next ``__anext__`` and the feed
             ends) or ``"skip"`` (that table stops, logged and counted; the others go on).
-        notifier: ``"auto"`` (by the warehouse's scheme), a name, or a :class:`Notifier` the
-            caller owns; one notifier serves every table.
+        notifier: ``"auto"`` (by each table's location: inotify for local tables), a name, or a
+            :class:`Notifier` the caller owns; one notifier serves every table of a kind.
         **feed_options: every other :class:`ChangeFeed` option (``consumer_id``, ``end``,
             ``include_row_kind``, ``max_pending``, ``auto_commit``, ``on_expired``, ...), applied
             to each table.
@@ -85,21 +90,19 @@ class WarehouseFeed:
         catalog_options: Mapping[str, str] | None = None,
         tables: Iterable[str] | str | None = None,
         start: Any = "latest-full",
-        discovery_interval: float = 60.0,
+        discovery_interval: Duration = 60.0,
         on_table_error: str = "raise",
         notifier: str | Notifier = "auto",
         **feed_options: Any,
     ) -> None:
-        unknown = sorted(set(feed_options) - _FEED_OPTIONS)
-        if unknown:
-            raise ConfigurationError(
-                f"WarehouseFeed got unknown options {unknown}; ChangeFeed options are "
-                f"{sorted(_FEED_OPTIONS)}"
-            )
+        for key in sorted(set(feed_options) - _FEED_OPTIONS):
+            raise unknown_keyword("WarehouseFeed", key, [
+                "catalog_options", "tables", "start", "discovery_interval", "on_table_error",
+                "notifier", *sorted(_FEED_OPTIONS),
+            ])
         if on_table_error not in ("raise", "skip"):
             raise ConfigurationError(f"on_table_error must be 'raise' or 'skip', got {on_table_error!r}")
-        if not isinstance(discovery_interval, (int, float)) or discovery_interval <= 0:
-            raise ConfigurationError(f"discovery_interval must be > 0 seconds, got {discovery_interval!r}")
+        discovery_s = check_duration("discovery_interval", discovery_interval)
         if isinstance(warehouse, str):
             from paimon_feed.tables import open_catalog
 
@@ -116,15 +119,13 @@ class WarehouseFeed:
         self.consumer_id = feed_options.get("consumer_id")
         self.selector = TableSelector(tables)
         self.start_spec = start
-        self.discovery_interval = float(discovery_interval)
+        self.discovery_interval = discovery_s
         self.on_table_error = on_table_error
         self.auto_commit = bool(feed_options.pop("auto_commit", False))
         self.max_pending = int(feed_options.get("max_pending", 8))
         self._feed_options = feed_options
-        self._notifier_spec = notifier
         check_notifier(notifier, self.warehouse, self._notifier_options())
-        self._notifier: Notifier | None = None
-        self._owns_notifier = False
+        self._notifiers = SharedNotifiers(notifier, self._notifier_options())
         self._following = Following(
             warehouse=self.warehouse, catalog=self._catalog, selector=self.selector, start=start,
             discovery_interval=self.discovery_interval, on_table_error=on_table_error,
@@ -155,18 +156,32 @@ class WarehouseFeed:
             return
         self._started = True
         self._queue = asyncio.Queue(maxsize=self.max_pending)
-        self._notifier, self._owns_notifier = open_notifier(
-            self._notifier_spec, self.warehouse, self._notifier_options()
-        )
-        self._following.attach(self._notifier, self._queue)
+        self._following.attach(self._notifiers.for_location, self._queue)
         try:
-            self._stop_watch = self._notifier.watch_warehouse(self.warehouse, self._following.relist)
+            self._watch_for_new_tables()
             await self._following.refresh(initial=True)
+            # A queue asked for that cannot be read fails the start here (its tables' feeds
+            # found it first; a skipped table must not hide it).
+            for notifier in self._notifiers.opened():
+                await notifier.ready()
         except BaseException:
             await self.close()
             raise
         logger.info("warehouse feed of %s started: %d tables", self.warehouse, len(self.tables()))
         self._following.start_discovery()
+
+    def _watch_for_new_tables(self) -> None:
+        """Hear of new tables at once where the catalog's listing is a directory; otherwise
+        (REST, JDBC) say once how they are found."""
+        from paimon_feed.tables import catalog_directory
+
+        directory = catalog_directory(self._catalog)
+        if directory is None:
+            logger.info("warehouse %s: its catalog lists the tables; new ones are found by listing "
+                        "it every %gs (discovery_interval)", self.warehouse, self.discovery_interval)
+            return
+        notifier = self._notifiers.for_location(directory)
+        self._stop_watch = notifier.watch_warehouse(directory, self._following.relist)
 
     async def close(self) -> None:
         """Stop every table's feed and discovery. Idempotent; uncommitted batches stay so."""
@@ -176,8 +191,7 @@ class WarehouseFeed:
         if self._stop_watch is not None:
             self._stop_watch()
         await self._following.close()
-        if self._owns_notifier and self._notifier is not None:
-            await self._notifier.close()
+        await self._notifiers.close()
         logger.info("warehouse feed of %s closed", self.warehouse)
 
     def __del__(self) -> None:

@@ -25,6 +25,7 @@ class WarehouseWatch:
         self.on_change = on_change
         self.watches: dict[str, _inotify.Watch] = {}
         self.retry = retry
+        self.warned = False  # a root that cannot be watched is said once, not at every retry
 
 
 class WarehouseWatches:
@@ -55,8 +56,10 @@ class WarehouseWatches:
             try:
                 warehouse.watches[warehouse.root] = self._lease.add(warehouse.root, tag=warehouse)
             except OSError as exc:
-                logger.warning("cannot watch warehouse %s (%s); new tables are found by listing",
-                               warehouse.root, exc)
+                log = logger.debug if warehouse.warned else logger.warning
+                log("cannot watch warehouse %s (%s); new tables are found by listing until it can be",
+                    warehouse.root, exc)
+                warehouse.warned = True
                 warehouse.retry.schedule(lambda: self._retry(warehouse))
                 return
         try:
@@ -74,7 +77,8 @@ class WarehouseWatches:
     def _retry(self, warehouse: WarehouseWatch) -> None:
         if warehouse in self._warehouses:
             self._watch_dirs(warehouse)
-            warehouse.on_change()
+            if warehouse.root in warehouse.watches:  # watched now: list what came meanwhile
+                warehouse.on_change()
 
     def on_event(self, warehouse: WarehouseWatch, event: _inotify.InotifyEvent) -> None:
         if warehouse not in self._warehouses:

@@ -16,7 +16,7 @@ from typing import Any
 
 from paimon_feed.errors import MissingDependencyError, install_hint
 
-__all__ = ["MAX_BATCH", "SqsQueue", "is_transport_error", "region_from_queue_url"]
+__all__ = ["MAX_BATCH", "SqsQueue", "is_transport_error", "region_from_queue_url", "start_problem"]
 
 logger = logging.getLogger("paimon_feed.notifiers.sqs")
 
@@ -120,15 +120,16 @@ class SqsQueue:
             **self._credentials,
         )
 
-    async def receive(self) -> list[dict[str, Any]]:
-        """One long-poll receive: up to ``max_messages`` messages (none after the wait)."""
+    async def receive(self, *, wait: bool = True) -> list[dict[str, Any]]:
+        """One long-poll receive: up to ``max_messages`` messages (none after the wait);
+        ``wait=False`` returns at once (the first receive, which tells whether the queue works)."""
         if self._client is None:
             assert self._stack is not None, "receive() inside 'async with queue:'"
             self._client = await self._stack.enter_async_context(self._new_client())
         response = await self._client.receive_message(
             QueueUrl=self.queue_url,
             MaxNumberOfMessages=self._max_messages,
-            WaitTimeSeconds=self._wait_time_seconds,
+            WaitTimeSeconds=self._wait_time_seconds if wait else 0,
         )
         messages: list[dict[str, Any]] = response.get("Messages") or []
         return messages
@@ -171,3 +172,46 @@ class SqsQueue:
                     failure.get("Message"),
                 )
         return deleted, failed
+
+
+#: Error codes that mean the queue is not there (the query and the JSON protocol spell it apart).
+_MISSING_QUEUE = frozenset({"AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist"})
+#: Error codes that mean these credentials may not read the queue (or are not credentials).
+_DENIED = frozenset({
+    "AccessDenied", "AccessDeniedException", "InvalidClientTokenId", "UnrecognizedClientException",
+    "SignatureDoesNotMatch", "InvalidAccessKeyId", "ExpiredToken", "InvalidSecurity",
+    "MissingAuthenticationToken", "KMS.AccessDeniedException", "KmsAccessDenied",
+})
+
+
+def start_problem(queue_url: str, exc: BaseException) -> str | None:
+    """What a failed first receive says about the configuration, with what to do: the queue
+    does not exist, or these credentials may not read it (or there are none). ``None`` for
+    anything else (a connection refused, a timeout): that may pass, and the notifier's health
+    and the feed's fallback to polling handle it."""
+    try:
+        from botocore.exceptions import ClientError, NoCredentialsError
+    except ImportError:  # pragma: no cover - botocore comes with aiobotocore
+        return None
+    if isinstance(exc, NoCredentialsError):
+        return (
+            f"no AWS credentials to read SQS queue {queue_url}: configure them (AWS_ACCESS_KEY_ID "
+            f"and AWS_SECRET_ACCESS_KEY, a profile, or the instance's role)"
+        )
+    if not isinstance(exc, ClientError):
+        return None
+    error = exc.response.get("Error", {})
+    codes = {str(error.get("Code", "")), str(error.get("QueryErrorCode", ""))}
+    status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+    if codes & _MISSING_QUEUE:
+        return (
+            f"SQS queue {queue_url} does not exist ({exc}); check the queue URL (account, region "
+            f"and name), or drop it to poll the table instead"
+        )
+    if codes & _DENIED or status == 403:
+        return (
+            f"these credentials may not read SQS queue {queue_url} ({exc}); allow "
+            f"sqs:ReceiveMessage and sqs:DeleteMessage on it (and kms:Decrypt for an encrypted "
+            f"queue), or check the credentials"
+        )
+    return None

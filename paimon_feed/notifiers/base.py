@@ -48,6 +48,8 @@ def normalize_table_url(url: str) -> str:
     's3://bucket/wh/db.db/t'
     >>> normalize_table_url("/tmp/wh/db.db/t")
     'file:///tmp/wh/db.db/t'
+    >>> normalize_table_url("file:/tmp/wh/db.db/t") == normalize_table_url("file:///tmp/wh/db.db/t/")
+    True
     >>> normalize_table_url("/tmp/pct%41x") == normalize_table_url(normalize_table_url("/tmp/pct%41x"))
     True
     """

@@ -40,6 +40,7 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any
 from urllib.parse import unquote_plus
 
+from paimon_feed._layout import PROBE_TABLE_DIR
 from paimon_feed.errors import MAX_REASON_CHARS, MalformedMessageError
 from paimon_feed.notifiers.base import SnapshotHint, normalize_table_url
 from paimon_feed.start import MAX_SNAPSHOT_ID
@@ -180,6 +181,9 @@ def snapshot_hint_for_object(
     >>> snapshot_hint_for_object("lake", "wh/db.db/t/snapshot/LATEST", source="sqs",
     ...                          detected_at=0.0) is None
     True
+    >>> snapshot_hint_for_object("lake", "wh/_paimon_feed_probe/snapshot/snapshot-9",
+    ...                          source="sqs", detected_at=0.0) is None  # check's probe
+    True
     """
     if buckets is not None and bucket not in buckets:
         return None
@@ -190,6 +194,8 @@ def snapshot_hint_for_object(
     if len(digits.lstrip("0")) > 19 or not 1 <= int(digits) <= MAX_SNAPSHOT_ID:
         return None  # not a snapshot id Paimon writes (a Java long from 1)
     table_path = match.group("table") or ""
+    if table_path.rpartition("/")[2] == PROBE_TABLE_DIR:
+        return None  # paimon-feed check's probe: it proves the wiring, it is not a table
     try:
         table_url = normalize_table_url(f"s3://{bucket}/{table_path}")
     except ValueError:  # urlparse: a '[' or ']', or what NFKC turns into '/', '?', '#', '@', ':'

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 
 from paimon_feed._aio import cancel_and_wait
-from paimon_feed._layout import local_path
+from paimon_feed._layout import is_local, local_path
 from paimon_feed.notifiers import _inotify
 from paimon_feed.notifiers._local_warehouses import WarehouseWatch, WarehouseWatches
 from paimon_feed.notifiers._local_watches import TableWatches, WatchLease
@@ -159,7 +159,7 @@ class LocalNotifier(Notifier):
 
     # warehouse discovery ----------------------------------------------------------------------
     def watch_warehouse(self, warehouse: str, on_change: Callable[[], None]) -> Callable[[], None] | None:
-        if not self._use_inotify or "://" in warehouse and not warehouse.startswith("file://"):
+        if not self._use_inotify or not is_local(warehouse):
             return None
         if not self._open_watcher():
             return None

@@ -12,6 +12,8 @@ import asyncio
 import logging
 
 from paimon_feed._aio import cancel_and_wait
+from paimon_feed._units import Duration, parse_duration
+from paimon_feed.errors import ConfigurationError
 from paimon_feed.notifiers.base import (
     Notifier,
     SnapshotHint,
@@ -37,8 +39,9 @@ class PollingNotifier(Notifier):
     """Probe ``snapshot-{next}`` for each subscribed feed, with adaptive backoff.
 
     Args:
-        poll_interval: seconds between checks while snapshots keep coming.
-        max_poll_interval: the longest wait between checks of an idle table (seconds).
+        poll_interval: time between checks while snapshots keep coming: seconds, or a duration
+            such as ``"500ms"`` or a ``timedelta`` (:mod:`paimon_feed._units`).
+        max_poll_interval: the longest wait between checks of an idle table (default 5 s).
         backoff: factor applied to the wait after each check that found nothing.
     """
 
@@ -48,19 +51,25 @@ class PollingNotifier(Notifier):
     def __init__(
         self,
         *,
-        poll_interval: float = 1.0,
-        max_poll_interval: float | None = None,
+        poll_interval: Duration = 1.0,
+        max_poll_interval: Duration | None = None,
         backoff: float = 1.5,
     ) -> None:
         super().__init__()
+        given = poll_interval
+        poll_interval = parse_duration(poll_interval, what="poll_interval")
         if poll_interval <= 0:
-            raise ValueError(f"poll_interval must be > 0 seconds, got {poll_interval}")
+            raise ConfigurationError(f"poll_interval must be > 0 seconds, got {given!r}")
         self.poll_interval = poll_interval
         self.max_poll_interval = (
-            max_poll_interval if max_poll_interval is not None else max(poll_interval, 5.0)
+            parse_duration(max_poll_interval, what="max_poll_interval")
+            if max_poll_interval is not None
+            else max(poll_interval, 5.0)
         )
         if self.max_poll_interval < poll_interval:
-            raise ValueError("max_poll_interval must be >= poll_interval")
+            raise ConfigurationError(
+                f"max_poll_interval must be >= poll_interval ({poll_interval:g} s), got {max_poll_interval!r}"
+            )
         if backoff < 1:
             raise ValueError(f"backoff must be >= 1, got {backoff}")
         self.backoff = backoff

@@ -21,9 +21,14 @@ malformed                                  logged and left for the queue's redri
 A message that is left becomes visible again after the queue's visibility timeout; its
 visibility is not reset, so the notifier does not spin on it.
 
-When receiving fails ``failure_threshold`` times in a row (queue unreachable, access denied),
-the notifier marks itself unhealthy so feeds fall back to polling, and keeps retrying with
-exponential backoff; the first successful receive marks it healthy again.
+A queue asked for is checked before the first batch (degradation is loud, once, at the start):
+the first receive returns at once, and if it says the queue does not exist or these credentials
+may not read it, the receive loop stops and every feed's start (:meth:`SqsNotifier.ready`)
+raises :class:`~paimon_feed.errors.ConfigurationError` naming the queue and what to do, instead
+of polling without a word. When receiving fails later ``failure_threshold`` times in a row
+(queue unreachable, deleted, access revoked), the notifier marks itself unhealthy so feeds fall
+back to polling, and keeps retrying with exponential backoff; the first successful receive marks
+it healthy again.
 
 The queue's side (the client, receives, batched deletes) is
 :class:`~paimon_feed.notifiers._sqs_queue.SqsQueue`; this module decides what each message means.
@@ -38,7 +43,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from paimon_feed._aio import cancel_and_wait
@@ -48,8 +53,9 @@ from paimon_feed.notifiers._sqs_queue import (
     SqsQueue,
     is_transport_error,
     region_from_queue_url,
+    start_problem,
 )
-from paimon_feed.notifiers.base import Notifier, Subscription
+from paimon_feed.notifiers.base import Notifier, SnapshotHint, Subscription, normalize_table_url
 from paimon_feed.notifiers.events import MalformedMessageError, parse_message
 
 __all__ = [
@@ -155,6 +161,11 @@ class SqsNotifier(Notifier):
         self.failure_threshold = failure_threshold
         self.retry_backoff = (float(initial_backoff), float(max_backoff))
         self._task: asyncio.Task[None] | None = None
+        self._warehouse_watches: list[tuple[str, Callable[[], None]]] = []
+        #: done once the first receive answered (or failed); see :meth:`ready`
+        self._first_receive: asyncio.Future[None] | None = None
+        #: why the queue cannot be used at all, found by the first receive
+        self.start_error: ConfigurationError | None = None
         self.consecutive_failures = 0
         self.messages_received = 0
         self.messages_deleted = 0
@@ -205,25 +216,67 @@ class SqsNotifier(Notifier):
     # lifecycle ---------------------------------------------------------------------------
 
     def _on_subscribe(self, subscription: Subscription) -> None:
+        try:
+            self._start_receiving(f"subscribe({subscription.table_url!r})")
+        except NotifierError:
+            subscription.close()
+            raise
+
+    def _start_receiving(self, caller: str) -> None:
         if self._task is not None:
             return
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError as exc:
-            subscription.close()
             raise NotifierError(
-                f"{self!r}: subscribe({subscription.table_url!r}) must be called inside a "
-                f"running event loop (from async code); the receive loop runs there"
+                f"{self!r}: {caller} must be called inside a running event loop (from async "
+                f"code); the receive loop runs there"
             ) from exc
+        self._first_receive = loop.create_future()
         self._task = loop.create_task(self._receive_loop(), name=f"paimon-feed {self!r}")
         self._task.add_done_callback(self._on_loop_done)
+
+    def watch_warehouse(self, warehouse: str, on_change: Callable[[], None]) -> Callable[[], None] | None:
+        """Call ``on_change()`` when a snapshot event names a table under the ``s3://``
+        ``warehouse`` that no feed follows yet: with warehouse-wide wiring (``paimon-feed
+        wire``), a new table's first commit is found by its event, not by the next listing."""
+        if not warehouse.startswith(("s3://", "s3a://", "s3n://")):
+            return None
+        watch = (normalize_table_url(warehouse) + "/", on_change)
+        self._warehouse_watches.append(watch)
+        self._start_receiving(f"watch_warehouse({warehouse!r})")
+        return lambda: self._warehouse_watches.remove(watch) if watch in self._warehouse_watches else None
+
+    def _announce_new_table(self, hint: SnapshotHint) -> int:
+        """Tell the warehouse watches that cover an unfollowed table; how many did."""
+        watches = [on_change for prefix, on_change in self._warehouse_watches if hint.table_url.startswith(prefix)]
+        for on_change in watches:
+            on_change()
+        return len(watches)
+
+    async def ready(self) -> None:
+        """Wait for the first receive (it does not wait for messages), and raise
+        :class:`ConfigurationError` if it showed that the queue does not exist or that these
+        credentials may not read it. Any other failure (a connection refused) is left to the
+        notifier's health: the feed polls until the queue answers, and says so."""
+        if self._first_receive is not None:
+            await asyncio.shield(self._first_receive)
+        if self.start_error is not None:
+            raise self.start_error
 
     async def _close(self) -> None:
         task, self._task = self._task, None
         if task is not None:
             await cancel_and_wait([task])
+        self._answered()
+
+    def _answered(self) -> None:
+        """The first receive is over: release :meth:`ready`'s waiters."""
+        if self._first_receive is not None and not self._first_receive.done():
+            self._first_receive.set_result(None)
 
     def _on_loop_done(self, task: asyncio.Task[None]) -> None:
+        self._answered()
         if task.cancelled():
             return
         error = task.exception()
@@ -235,18 +288,37 @@ class SqsNotifier(Notifier):
 
     async def _receive_loop(self) -> None:
         async with self._queue:
+            first = True
             while True:
                 try:
-                    messages = await self._queue.receive()
+                    messages = await self._queue.receive(wait=not first)
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # noqa: BLE001 - logged, counted, reflected in health
+                    if first and self._cannot_start(exc):
+                        return
+                    first = False
+                    self._answered()
                     await self._receive_failed(exc)
                     continue
+                first = False
+                self._answered()
                 self.consecutive_failures = 0
                 self._set_healthy(True)
                 if messages:
                     await self._handle(messages)
+
+    def _cannot_start(self, exc: Exception) -> bool:
+        """Whether the first receive's ``exc`` means the queue cannot be used at all; if so,
+        the reason is kept for :meth:`ready` and the notifier is unhealthy."""
+        problem = start_problem(self.queue_url, exc)
+        if problem is None:
+            return False
+        self.receive_errors += 1
+        self.start_error = ConfigurationError(problem)
+        self._set_healthy(False, problem)
+        self._answered()
+        return True
 
     async def _receive_failed(self, exc: Exception) -> None:
         self.receive_errors += 1
@@ -306,5 +378,5 @@ class SqsNotifier(Notifier):
         if not hints:
             self.messages_ignored += 1
             return True
-        receivers = sum([self._dispatch(hint) for hint in hints])
+        receivers = sum([self._dispatch(hint) or self._announce_new_table(hint) for hint in hints])
         return receivers > 0 or self.delete_unmatched

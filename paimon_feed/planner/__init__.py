@@ -1,7 +1,7 @@
 """Planning: snapshot ids in, FeedBatches out (synchronous; no asyncio, no notifiers).
 
 The public names are imported on first use (PEP 562), like the package root's: the light parts
-of this folder (:mod:`~paimon_feed.planner._tables`, which reads a table's schema for Spark's
+of this folder (:mod:`~paimon_feed.planner.catalog`, which reads a table's schema for Spark's
 ``load()``) must not load the planner, and with it pypaimon's table and read modules.
 """
 

@@ -14,22 +14,6 @@ import pyarrow as pa
 logger = logging.getLogger(__name__)
 
 
-def canonical_option_keys() -> dict[str, str]:
-    """pypaimon's catalog/file-IO option keys by their lower-case spelling
-    (``fs.s3.accesskeyid`` -> ``fs.s3.accessKeyId``), for callers whose options arrive
-    lower-cased (Spark data source options are case-insensitive)."""
-    from pypaimon.common.options import config
-    from pypaimon.common.options.config_option import ConfigOption
-
-    keys: dict[str, str] = {}
-    for holder in vars(config).values():
-        if isinstance(holder, type):
-            for value in vars(holder).values():
-                if isinstance(value, ConfigOption):
-                    keys[value.key().lower()] = value.key()
-    return keys
-
-
 def table_at_schema(table: Any, schema_id: int) -> Any:
     """``table`` as of schema ``schema_id`` (with the same dynamic options), or ``None`` if the
     schema file does not exist."""
@@ -129,10 +113,3 @@ def _partition_test(table: Any, predicate: Any) -> Callable[[Any], bool] | None:
 
 def _arrow_filter(predicate: Any, schema: pa.Schema) -> Any:
     return predicate.to_arrow(schema) if predicate is not None else None
-
-
-def arrow_schema_of(fields: Any) -> pa.Schema:
-    """The Arrow schema of pypaimon's schema fields (a table's ``fields``)."""
-    from pypaimon.schema.data_types import PyarrowFieldParser
-
-    return pa.schema(PyarrowFieldParser.from_paimon_schema(fields))

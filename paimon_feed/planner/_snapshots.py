@@ -93,11 +93,11 @@ def table_name(table: Any) -> str:
 
 
 def table_url(table: Any) -> str:
-    """The table's root as a URL (``file:///...`` for local tables)."""
-    from paimon_feed._layout import local_url
+    """The table's root as a URL (``file:///...`` for local tables, ``file:/`` ones included)."""
+    from paimon_feed._layout import is_local, local_url
 
     path = str(table.table_path)
-    return path if "://" in path else local_url(path)
+    return local_url(path) if is_local(path) else path
 
 
 

@@ -11,6 +11,14 @@ snapshot exists or expired, so the round checks; a hint older than the position 
 rewritten id (a rollback, a re-created table), so the round checks the history too; a round cut
 short (by the limit or an error) may leave the consumer behind, so the next one checks; a round
 that returned once the hinted snapshot was planned does not.
+
+The history check follows the same hints (:mod:`paimon_feed.progress`): only a wake-up naming a
+snapshot beyond the position can prove the table unchanged (its round reads the new snapshots,
+then compares the anchor). Every other wake-up -- a hint naming no snapshot (a watch
+re-established, a table directory created again), a hint naming an id already read, a safety
+check -- asks the next round to compare the anchor (:attr:`Round.checked_history`): a table
+dropped and re-created with a single commit writes no snapshot beyond the position, and would
+otherwise wait silently forever.
 """
 
 from __future__ import annotations
@@ -40,6 +48,8 @@ class Round:
     """Planning stopped before the newest snapshot: advance again now, without waiting."""
     checked_expiry: bool
     """Whether the round checked a missing first snapshot for expiry."""
+    checked_history: bool = False
+    """Whether the round was asked to compare the anchor even if it read nothing new."""
 
 
 class Cursor:
@@ -67,6 +77,8 @@ class Cursor:
         self.detected_at: float | None = None
         #: Whether the next round checks a missing first snapshot for expiry.
         self.check_expiry = True
+        #: Whether the next round compares the anchor even if it reads nothing new.
+        self.check_history = False
 
     @property
     def done(self) -> bool:
@@ -77,6 +89,8 @@ class Cursor:
         """Note hints that arrived since the last round (the newest wins; the first detection
         time is kept)."""
         self.detected_at = self.detected_at or detected_at
+        if snapshot_id is None or snapshot_id < self.next_snapshot_id:
+            self.check_history = True  # a hint that names no new snapshot proves nothing
         hinted = max(self.hinted_snapshot_id or 0, snapshot_id or 0) or None
         if hinted is not None:
             # Older than the position: a new file for an id already read (a rollback or a
@@ -88,16 +102,25 @@ class Cursor:
         self.hinted_snapshot_id = hinted
 
     def woke(
-        self, snapshot_id: int | None, detected_at: float | None, *, safety_check: bool = False
+        self,
+        snapshot_id: int | None,
+        detected_at: float | None,
+        *,
+        safety_check: bool = False,
+        check_history: bool = True,
     ) -> None:
         """A wait for new snapshots ended, with the newest hinted ``snapshot_id`` (``None``:
-        no hint). Replaces the hint state; ``safety_check`` asks the next round to check for
-        expiry even without a hint (a caller that learns of snapshots only by probing for the
-        next one would never be hinted an expired one)."""
+        no hint, or hints naming no snapshot). Replaces the hint state; ``safety_check`` asks
+        the next round to check for expiry even without a hint (a caller that learns of
+        snapshots only by probing for the next one would never be hinted an expired one).
+        Unless ``snapshot_id`` is beyond the position, the next round compares the anchor too;
+        ``check_history=False`` spares a wake-up that is only a poll's timer (the caller then
+        checks at its safety interval)."""
         self.detected_at = detected_at
         stale = snapshot_id is not None and snapshot_id < self.next_snapshot_id
         self.hinted_snapshot_id = None if stale else snapshot_id
         self.check_expiry = stale or self.hinted_snapshot_id is not None or safety_check
+        self.check_history = check_history and self.hinted_snapshot_id is None
 
     def restart(self, next_snapshot_id: int) -> None:
         """Move to ``next_snapshot_id`` (after an expiry or a rewritten history was handled):
@@ -109,6 +132,7 @@ class Cursor:
         :meth:`Planner.next_batches`). ``check_expiry`` overrides the cursor's own rule for
         this round. Nothing moves if planning raises."""
         checked = self.check_expiry if check_expiry is None else check_expiry
+        check_history = self.check_history
         first = self.next_snapshot_id
         planned = self.planner.next_batches(
             first,
@@ -123,6 +147,7 @@ class Cursor:
         self.covered_from = (
             planned.covered_from if planned.covered_from is not None else planned.next_snapshot_id
         )
+        self.check_history = False
         if planned.more:
             self.detected_at = None
             hinted = self.hinted_snapshot_id
@@ -131,4 +156,6 @@ class Cursor:
                 self.check_expiry, self.hinted_snapshot_id = False, None
             else:
                 self.check_expiry = True  # the limit or an error cut the round: maybe behind
-        return Round(planned.batches, first, planned.next_snapshot_id, planned.more, checked)
+        return Round(
+            planned.batches, first, planned.next_snapshot_id, planned.more, checked, check_history
+        )

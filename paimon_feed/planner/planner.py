@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 
+from paimon_feed._layout import is_local
 from paimon_feed.batch import BatchKind, FeedBatch, SnapshotMark
 from paimon_feed.errors import (
     ConfigurationError,
@@ -38,7 +39,7 @@ from paimon_feed.errors import (
     UnsupportedTableError,
     as_feed_error,
 )
-from paimon_feed.planner import _exact, _manifests, _scan, _snapshots
+from paimon_feed.planner import _exact, _manifests, _scan, _snapshots, catalog
 from paimon_feed.planner._batches import Batches
 from paimon_feed.planner._objects import MetadataFiles
 from paimon_feed.planner._resolve import StartResolution, resolve_start
@@ -64,8 +65,7 @@ OVERWRITE_POLICIES = ("skip", "read")
 
 def reads_in_flight(table_url: str) -> int:
     """How many metadata files the planner reads at once on the store of ``table_url``."""
-    scheme = table_url.split("://", 1)[0].lower() if "://" in table_url else "file"
-    return _READS_IN_FLIGHT_LOCAL if scheme == "file" else _READS_IN_FLIGHT_REMOTE
+    return _READS_IN_FLIGHT_LOCAL if is_local(table_url) else _READS_IN_FLIGHT_REMOTE
 
 
 _P = ParamSpec("_P")
@@ -222,6 +222,12 @@ class Planner:
     def earliest_snapshot_id(self) -> int | None:
         """The oldest retained snapshot id, or ``None`` (see :meth:`Timeline.earliest_snapshot_id`)."""
         return self.timeline.earliest_snapshot_id()
+
+    @_storage_boundary
+    def created_millis(self) -> int | None:
+        """When the table was created (its ``schema-0``'s ``timeMillis``), or ``None`` if the
+        schema files do not say; see :func:`paimon_feed.planner.catalog.read_created_millis`."""
+        return catalog.read_created_millis(self.file_io, str(self.table.table_path), self.table_name)
 
     @_storage_boundary
     def check_not_expired(self, next_snapshot_id: int) -> None:

@@ -12,7 +12,7 @@ from paimon_feed.errors import ConfigurationError, UnsupportedTableError
 from paimon_feed.planner import _exact, _scan, _schemas
 from paimon_feed.planner._snapshots import table_name
 
-__all__ = ["SchemaPlanners", "check_readable"]
+__all__ = ["SchemaPlanners", "check_readable", "schema_fields"]
 
 logger = logging.getLogger("paimon_feed.planner.planner")
 
@@ -23,6 +23,17 @@ def check_readable(planner: _scan.SchemaPlanner, kind: str) -> None:
     reason = planner.refused.get(kind)
     if reason is not None:
         raise UnsupportedTableError(reason)
+
+
+def schema_fields(table: Any, schema_id: int) -> list[Any]:
+    """The columns (pypaimon ``DataField``) of schema ``schema_id`` of ``table``."""
+    at_schema = _schemas.table_at_schema(table, schema_id)
+    if at_schema is None:
+        raise UnsupportedTableError(
+            f"table {table_name(table)}: schema {schema_id} is missing from its schema directory; "
+            f"the table's metadata is damaged"
+        )
+    return list(at_schema.table_schema.fields)
 
 
 class SchemaPlanners:

@@ -45,6 +45,10 @@ Progress and restarts:
   file wins over ``startingPosition``, as for :class:`~paimon_feed.ChangeFeed`.
 - Batch reads (``spark.read``) ignore ``consumerId`` and the streaming-only options.
 
+Spark 3.5, or a loop of your own instead of a ``StreamingQuery``: :func:`foreach_batch` (in
+:mod:`paimon_feed.spark.runner`) calls ``fn(df, batch_id)`` for each batch, woken by push, on
+classic Spark and Spark Connect alike.
+
 Latency: PySpark hands each micro-batch's read to a Python worker over a local TCP socket by
 default, and that hand-over waits out one delayed ACK of TCP (the JVM sends the task in two
 small writes, and Nagle's algorithm holds the second until the first is acknowledged). Spark's
@@ -68,6 +72,8 @@ from paimon_feed.spark.options import FORMAT_NAME
 
 __all__ = [
     "register",
+    "foreach_batch",
+    "BatchRunner",
     "PaimonFeedDataSource",
     "FORMAT_NAME",
     "UNIX_SOCKETS_CONF",
@@ -131,6 +137,16 @@ def _conf(spark: Any, key: str) -> str | None:
 
 
 def __getattr__(name: str):
+    if name in ("foreach_batch", "BatchRunner", "RunnerMetrics"):
+        try:
+            import pyspark.sql  # noqa: F401
+        except ImportError as exc:
+            raise SparkNotInstalledError(
+                f"paimon_feed.spark.foreach_batch needs PySpark 3.5 or newer: {_INSTALL_HINT}"
+            ) from exc
+        from paimon_feed.spark import runner
+
+        return getattr(runner, name)
     if name == "PaimonFeedDataSource":
         return _source_module().PaimonFeedDataSource
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

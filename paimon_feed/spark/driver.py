@@ -234,7 +234,7 @@ class StreamDriver:
         # later, when the next batch is journaled, and never for the last batch of a
         # ``Trigger.AvailableNow`` run: waiting for it left the consumer file a batch behind.
         self._processed(start)
-        end = self._next_end(start, max_snapshots)
+        end = self.next_end(start, max_snapshots)
         if end == start and self._consumer_writer is not None:
             # Nothing new, so no micro-batch waits: finish the write now. Spark may end the
             # query after this answer (an AvailableNow run ends here) and stops this worker
@@ -242,7 +242,9 @@ class StreamDriver:
             self._consumer_writer.flush(CONSUMER_CLOSE_TIMEOUT_S)
         return end
 
-    def _next_end(self, start: FeedOffset, max_snapshots: int | None) -> FeedOffset:
+    def next_end(self, start: FeedOffset, max_snapshots: int | None) -> FeedOffset:
+        """The end of the next batch from ``start`` (``start`` itself if nothing new), from the
+        tracker's memory; unlike :meth:`latest_offset` it records no progress."""
         if start.pending_full_snapshot_id is not None:
             return start.after_full(self._digest(start.pending_full_snapshot_id))
         first = start.next_snapshot_id
@@ -255,8 +257,29 @@ class StreamDriver:
         if max_snapshots is not None:
             last = min(last, first + max_snapshots - 1)
         if last < first:
+            self._check_unchanged(start)
             return start
         return start.after_changes(last, self._digest(last))
+
+    def _check_unchanged(self, start: FeedOffset) -> None:
+        """Nothing new: after a storage check, compare the commit before ``start`` (a table
+        dropped and re-created with a single commit writes nothing past it, and would otherwise
+        stall the query silently). Raises :class:`HistoryRewrittenError`: the offsets cannot
+        go back to a shorter table, so ``onHistoryRewritten=latest-full`` cannot restart here
+        either."""
+        first = start.next_snapshot_id
+        if start.mark is None or first <= 1 or not self.tracker.history_check_due():
+            return
+        mark = start.mark
+        try:
+            self._retrying(lambda: self.progress.check_digest(first - 1, mark))
+        except HistoryRewrittenError as exc:
+            self.progress.restart_point(exc)  # raises unless the policy restarts
+            raise HistoryRewrittenError(
+                self.table_name, exc.snapshot_id,
+                f"{exc.change}; this query's offsets go on after snapshot {first - 1}, so it "
+                f"cannot restart on the table as it is now: start a new checkpoint location",
+            ) from exc
 
     def _digest(self, snapshot_id: int) -> str | None:
         """The digest of snapshot ``snapshot_id``'s commit, for the offset ending after it (the
@@ -285,6 +308,13 @@ class StreamDriver:
         Planned from ``end`` alone (see :mod:`paimon_feed.spark.offsets`): the full state at
         ``end.full``, or the changes of ``end.first..end.snapshot-1``.
         """
+        batches = self.plan_batches(start, end)
+        check_schema(self.table_name, self.table.table_schema, batches)
+        return _pack(self.options, self.table, batches)
+
+    def plan_batches(self, start: FeedOffset, end: FeedOffset) -> list[FeedBatch]:
+        """The :class:`FeedBatch` values of the batch from ``start`` to ``end`` (see
+        :meth:`plan`), with the history checked; not yet packed into partitions."""
         if start == end:
             return []
         if end.full_snapshot_id is not None:
@@ -304,8 +334,7 @@ class StreamDriver:
                 batches = self._restart(exc, last)
         else:
             return []
-        check_schema(self.table_name, self.table.table_schema, batches)
-        return _pack(self.options, self.table, batches)
+        return batches
 
     def _check_history(self, start: FeedOffset, end: FeedOffset, first: int, last: int) -> None:
         """Raise :class:`HistoryRewrittenError` if the range does not continue what the query

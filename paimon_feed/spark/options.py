@@ -45,7 +45,9 @@ option                     meaning
 ``maxPartitionBytes``      data file bytes per Spark task at most (``128m``)
 =========================  ==========================================================
 
-Durations take plain seconds (``"60"``, ``"0.5"``) or a unit: ``"500ms"``, ``"30s"``, ``"2m"``.
+Durations are the project's one grammar, as in the CLI, Python and the Lambda handler: a bare
+number is seconds (``"60"``, ``"0.5"``), or a unit: ``"500ms"``, ``"30s"``, ``"2m"``, ``"1h"``.
+Paimon's own table options, passed through, keep Paimon's grammar.
 Sizes take bytes or a unit, as Spark's own settings do: ``"134217728"``, ``"64k"``, ``"128m"``,
 ``"1g"``.
 
@@ -196,8 +198,8 @@ def _positive_int(name: str, value: str) -> int:
 
 
 def _duration_s(name: str, value: str) -> float:
-    try:  # the project's one duration grammar; a bare number is seconds here, as in Spark
-        seconds = parse_duration(str(value), default_unit="s", what=f"option {name}")
+    try:  # the project's one duration grammar; a bare number is seconds, as everywhere
+        seconds = parse_duration(str(value), what=f"option {name}")
     except ConfigurationError as exc:
         raise InvalidOptionError(str(exc)) from exc
     if seconds <= 0:
@@ -249,7 +251,7 @@ def parse_options(
             if not suffix:
                 raise InvalidOptionError(f"option {key!r} names no catalog option after the prefix")
             if known_catalog_keys is None:  # looked up only when there is a key to re-spell
-                from paimon_feed.planner._schemas import canonical_option_keys
+                from paimon_feed.planner.catalog import canonical_option_keys
 
                 known_catalog_keys = canonical_option_keys()
             catalog[_catalog_key(suffix, known_catalog_keys)] = str(value)

@@ -38,6 +38,7 @@ __all__ = [
     "read_splits",
     "component_versions",
     "check_versions",
+    "check_driver_versions",
     "OPEN_COST_BYTES",
     "READ_BATCH_ROWS",
 ]
@@ -187,14 +188,23 @@ def component_versions() -> tuple[str, str]:
 def check_versions(group: SplitGroup, table_name: str) -> None:
     """Raise :class:`VersionMismatchError` if ``group`` was planned by a driver running another
     paimon-feed or pypaimon than this executor (a group without versions is not checked)."""
+    if group.versions is not None:
+        check_driver_versions(
+            group.versions, table_name,
+            f"the driver that planned snapshots {group.first_snapshot_id}..{group.last_snapshot_id}",
+        )
+
+
+def check_driver_versions(driver: Sequence[str], table_name: str, planner: str) -> None:
+    """Raise :class:`VersionMismatchError`, naming both, if ``driver`` (``(paimon-feed,
+    pypaimon)`` of ``planner``) is not what this process runs."""
     here = component_versions()
-    if group.versions is None or tuple(group.versions) == here:
+    if tuple(driver) == here:
         return
-    (feed, pypaimon), (driver_feed, driver_pypaimon) = here, group.versions
+    (feed, pypaimon), (driver_feed, driver_pypaimon) = here, driver
     raise VersionMismatchError(
         f"table {table_name}: this Spark executor runs paimon-feed {feed} with pypaimon "
-        f"{pypaimon}, but the driver that planned snapshots {group.first_snapshot_id}.."
-        f"{group.last_snapshot_id} runs paimon-feed {driver_feed} with pypaimon "
+        f"{pypaimon}, but {planner} runs paimon-feed {driver_feed} with pypaimon "
         f"{driver_pypaimon}. Install the same versions on the driver and on every executor "
         f"(one packed environment in spark.archives, or the same cluster libraries; see "
         f"docs/spark.md, 'Executors')"

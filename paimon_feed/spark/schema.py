@@ -31,8 +31,6 @@ declared Spark schema (``timestamp[us]``, ``list<element>``, nullability flags, 
 
 from __future__ import annotations
 
-import functools
-import inspect
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -176,18 +174,13 @@ def spark_schema(
 
 def arrow_schema(schema: T.StructType) -> pa.Schema:
     """The Arrow schema Spark requires of batches for ``schema`` (what its check compares)."""
+    import inspect
+
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    if _names_time_zone(to_arrow_schema):
+    if "timezone" in inspect.signature(to_arrow_schema).parameters:
         return to_arrow_schema(schema, timezone="UTC")
-    return to_arrow_schema(schema, timestamp_utc=True)  # type: ignore[call-arg]  # 4.0, 4.1
-
-
-@functools.cache
-def _names_time_zone(to_arrow_schema: Any) -> bool:
-    """Whether PySpark's ``to_arrow_schema`` takes ``timezone`` (newer lines) rather than
-    ``timestamp_utc`` (4.0, 4.1); the two give the same UTC timestamps."""
-    return "timezone" in inspect.signature(to_arrow_schema).parameters
+    return to_arrow_schema(schema)  # Spark 3.5 to 4.1: timestamps are UTC already
 
 
 def conform(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:

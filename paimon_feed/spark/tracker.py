@@ -10,7 +10,9 @@ polling expensive. :class:`SnapshotTracker` answers from memory and touches stor
 - when asked to (``refresh()``: start-up, ``Trigger.AvailableNow``).
 
 A check probes forward with existence checks of ``snapshot-{n}``: Paimon commits snapshot ids in
-order, so the first missing id ends the contiguous run. An idle check costs one request.
+order, so the first missing id ends the contiguous run. An idle check costs one request, and the
+driver's history check that follows it one more (:meth:`SnapshotTracker.history_check_due`: a
+table dropped and re-created with a single commit writes no snapshot past the known one).
 
 On a local file system (``file://`` or a plain path) ``notifier="auto"`` checks on every call
 instead: the check is a ``stat`` nobody pays for, and Spark already calls ``latestOffset`` in a
@@ -68,8 +70,12 @@ def tracking_mode(notifier: str | None, table_url: str) -> str:
 class _NotifierThread:
     """A notifier subscription on its own event loop; collects hints for the driver thread."""
 
-    def __init__(self, spec: str, table_url: str, file_io: Any, notifier_options: dict) -> None:
+    def __init__(
+        self, spec: str, table_url: str, file_io: Any, notifier_options: dict,
+        on_hint: Callable[[], None] = lambda: None,
+    ) -> None:
         self.spec = spec
+        self.on_hint = on_hint
         self.table_url = table_url
         self.file_io = file_io
         self.notifier_options = notifier_options
@@ -122,6 +128,7 @@ class _NotifierThread:
                         self._max_snapshot_id is None or wake.max_snapshot_id > self._max_snapshot_id
                     ):
                         self._max_snapshot_id = wake.max_snapshot_id
+                self.on_hint()
         finally:
             subscription.close()
             await subscription.notifier.close()
@@ -198,6 +205,8 @@ class SnapshotTracker:
         self.reconcile_interval = reconcile_interval
         self.poll_interval = poll_interval
         self._clock = clock
+        self._checked_unverified = False  # a storage check the driver has not followed up yet
+        self._history_checked_at: float | None = None
         self._file_io = table.file_io
         self._exists_file = files.exists if files is not None else table.file_io.exists
         self._snapshots = table.snapshot_manager()
@@ -209,6 +218,7 @@ class SnapshotTracker:
         self._errors = 0
         self._closed = False
         self._notifier: _NotifierThread | None = None
+        self._wake = threading.Event()
         self.mode = tracking_mode(notifier, table_url)
         if self.mode != STORAGE_PER_TRIGGER:
             self._notifier = _NotifierThread(
@@ -216,6 +226,7 @@ class SnapshotTracker:
                 table_url,
                 self._file_io,
                 {"poll_interval": poll_interval, "sqs_queue_url": sqs_queue_url},
+                on_hint=self._wake.set,
             )
 
     def start(self) -> None:
@@ -273,13 +284,44 @@ class SnapshotTracker:
                 f"table {self.table_url}: cannot check for new snapshots: {exc}"
             ) from exc
         self._last_check = self._clock()
+        self._checked_unverified = True
         if self._notifier is not None:
             self._notifier.expect((self._known or 0) + 1)
         return self._known
 
+    def wait(self, timeout: float) -> None:
+        """Block until a notifier hints, :meth:`interrupt` is called, the next check of
+        :meth:`latest` is due, or ``timeout`` seconds passed: for a caller that loops on
+        :meth:`latest` (the ``foreach_batch`` runner) instead of being called by Spark."""
+        if self._notifier is None:
+            interval = self.poll_interval
+        else:
+            interval = self.reconcile_interval if self._notifier.healthy else self.poll_interval
+        elapsed = self._clock() - self._last_check if self._last_check is not None else interval
+        self._wake.wait(max(0.0, min(timeout, interval - elapsed)))
+        self._wake.clear()
+
+    def interrupt(self) -> None:
+        """Wake a :meth:`wait` now (from any thread)."""
+        self._wake.set()
+
     def _exists(self, snapshot_id: int) -> bool:
         self._probes += 1
         return bool(self._exists_file(self._snapshots.get_snapshot_path(snapshot_id)))
+
+    def history_check_due(self) -> bool:
+        """Whether the driver compares the commit before its position now, after finding
+        nothing new: storage was checked since it last asked (a hint, a safety check, a
+        refresh), and, unless push is healthy, a reconcile interval passed since it last did
+        (so checking on every trigger does not double every trigger's cost)."""
+        if not self._checked_unverified:
+            return False
+        now = self._clock()
+        last = self._history_checked_at
+        if not self.push_healthy and last is not None and now - last < self.reconcile_interval:
+            return False
+        self._checked_unverified, self._history_checked_at = False, now
+        return True
 
     @property
     def known_latest(self) -> int | None:

@@ -441,8 +441,8 @@ def test_malformed_direct_invocation_raises(lake):
         ("PAIMON_FEED_CATALOG_OPTIONS", '{"a": {"b": 1}}', "PAIMON_FEED_CATALOG_OPTIONS: option 'a'"),
         ("PAIMON_FEED_TABLES", "db.ok, not-a-name", "PAIMON_FEED_TABLES: invalid table name"),
         ("PAIMON_FEED_START", "yesterday", "PAIMON_FEED_START: invalid start position"),
-        ("PAIMON_FEED_DEADLINE_MARGIN_MS", "-5", "PAIMON_FEED_DEADLINE_MARGIN_MS must be"),
-        ("PAIMON_FEED_DEADLINE_MARGIN_MS", "10s", "PAIMON_FEED_DEADLINE_MARGIN_MS must be"),
+        ("PAIMON_FEED_DEADLINE_MARGIN_MS", "-5", "PAIMON_FEED_DEADLINE_MARGIN_MS: invalid duration '-5'"),
+        ("PAIMON_FEED_DEADLINE_MARGIN", "10x", r"PAIMON_FEED_DEADLINE_MARGIN: invalid duration '10x'.*in seconds"),
     ],
 )
 def test_configuration_errors_name_the_variable(lake, monkeypatch, variable, value, message):

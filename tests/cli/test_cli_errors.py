@@ -79,7 +79,8 @@ def test_a_corrupt_schema_file_is_one_line_rc_1(warehouse, append_table):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["tail"], "the following arguments are required: warehouse"),
+        # Before: "required: warehouse, TABLE", though TABLE is optional (every table by default)
+        (["tail"], "the following arguments are required: warehouse (see paimon-feed tail --help)"),
         (["tail", "WH", "db.events", "--catalog-option", "novalue"], "invalid catalog option 'novalue'"),
         (["tail", "WH", "db.events", "--limit", "many"], "argument --limit: invalid int value"),
         (["tail", "WH", "db.events", "--format", "xml"], "argument --format: invalid choice"),
@@ -95,3 +96,41 @@ def test_usage_errors_are_one_line_rc_2(warehouse, append_table, args, message):
     assert result.returncode == 2
     assert message in one_error_line(result)
     assert result.stdout == ""
+
+
+def test_resetting_a_consumer_past_the_latest_snapshot_speaks_of_the_reset(warehouse, append_table, capsys):
+    """Before: 'start snapshot 999 is ahead of the latest snapshot (2); start at most at 3'."""
+    from paimon_feed.cli import main
+
+    commit(append_table, 0)
+    commit(append_table, 1)
+    assert main(["consumers", warehouse, "db.events", "reset", "job", "--to", "999", "--create", "--yes"]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == (
+        "paimon-feed: error: table db.events: cannot reset consumer job to snapshot 999: it is ahead of "
+        "the latest snapshot (2); reset it at most to 3 (the next snapshot to be committed: 'latest'), or "
+        "to an earlier snapshot, a tag or a time"
+    )
+    assert "start" not in line
+
+
+def test_a_checkpoint_write_failing_on_a_full_disk_exits_1_as_a_storage_error(
+    warehouse, append_table, capsys, monkeypatch
+):
+    """Before: exit 2 (bad input), against docs/cli.md; a full disk is storage failing."""
+    import errno
+
+    from paimon_feed.checkpoint import local
+    from paimon_feed.cli import main
+
+    def full_disk(path: str, text: str) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", path)
+
+    commit(append_table, 0)
+    monkeypatch.setattr(local, "atomic_write", full_disk)  # the file-system boundary of checkpoints
+    code = main(["tail", warehouse, "db.events", "--from", "earliest", "--to", "1", "--consumer-id", "job"])
+    err = capsys.readouterr().err.splitlines()
+    assert code == 1, err
+    assert err[-1].startswith("paimon-feed: error: cannot write consumer file ")
+    assert "No space left on device" in err[-1]
+    assert not glob.glob(os.path.join(table_dir(append_table), "consumer", "consumer-job"))

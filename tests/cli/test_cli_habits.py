@@ -195,7 +195,7 @@ def test_every_parser_refuses_abbreviations():
 
     parser = build_parser()
     (commands,) = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
-    assert [parser.allow_abbrev, *(sub.allow_abbrev for sub in commands.choices.values())] == [False] * 4
+    assert [parser.allow_abbrev, *(sub.allow_abbrev for sub in commands.choices.values())] == [False] * 6
 
 
 def test_repeated_columns_accumulate(warehouse, append_table):
@@ -208,13 +208,15 @@ def test_repeated_columns_accumulate(warehouse, append_table):
     ]
 
 
-def test_poll_interval_is_a_duration_with_a_unit(warehouse, append_table):
-    """Before: a bare number of milliseconds, while the API and Spark take seconds."""
+def test_poll_interval_is_a_duration_and_a_bare_number_is_seconds(warehouse, append_table):
+    """Before: a bare number of milliseconds, while the API and Spark took seconds; then a bare
+    number was refused. Now one grammar everywhere: a bare number is seconds."""
     commit(append_table, 0)
-    refused = paimon_feed("tail", warehouse, "db.events", "--from", "earliest", "--to", "1", "--poll-interval", "1000")
+    refused = paimon_feed("tail", warehouse, "db.events", "--from", "earliest", "--to", "1", "--poll-interval", "2x")
     assert refused.returncode == 2
-    assert "argument --poll-interval: invalid duration '1000': give a number and a unit, e.g. 500ms, 2s" in refused.stderr
-    for interval in ("200ms", "0.2s", "1m"):
+    assert ("argument --poll-interval: invalid duration '2x': give a number and a unit, e.g. 500ms, 2s, 1m, 1h, "
+            "1d or 1w (a bare number is in seconds") in refused.stderr
+    for interval in ("200ms", "0.2s", "0.2", "1m"):
         result = paimon_feed(
             "tail", warehouse, "db.events", "--notifier", "poll", "--poll-interval", interval,
             "--from", "earliest", "--to", "1",

@@ -3,9 +3,13 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
+import paimon_feed
 from paimon_feed import ChangeFeed, ConfigurationError
+from paimon_feed.errors import UnknownArgumentError
 
 
 @pytest.mark.parametrize(
@@ -13,9 +17,10 @@ from paimon_feed import ChangeFeed, ConfigurationError
     [
         ({"table": "db.events"}, "table must be a pypaimon table"),
         ({"predicate": "x>3"}, "predicate must be a pypaimon Predicate"),
-        ({"reconcile_interval": "5"}, "reconcile_interval must be a number of seconds, got str '5'"),
-        ({"poll_interval": None}, "poll_interval must be a number of seconds"),
-        ({"poll_interval": -1}, "poll_interval must be > 0 seconds"),
+        ({"reconcile_interval": "5 s please"}, "reconcile_interval: invalid duration '5 s please': give a number"),
+        ({"poll_interval": None}, "poll_interval: invalid duration of type NoneType"),
+        ({"poll_interval": -1}, "poll_interval: invalid duration -1: a duration is a finite number >= 0"),
+        ({"poll_interval": 0}, "poll_interval must be greater than zero, got 0"),
         ({"max_pending": 2.5}, "max_pending must be a whole number"),
         ({"max_pending": True}, "max_pending must be a whole number"),
         ({"catch_up_threshold": "10"}, "catch_up_threshold must be a whole number"),
@@ -45,3 +50,26 @@ def test_well_typed_arguments_of_every_kind_are_accepted(append_table):
         auto_commit=False, sqs_queue_url=None,
     )
     assert feed.consumer_id == "ok"
+
+
+def test_a_mistyped_keyword_is_refused_naming_the_one_meant(append_table):
+    """Before: Python's bare 'unexpected keyword argument' TypeError."""
+    with pytest.raises(UnknownArgumentError) as raised:
+        ChangeFeed(append_table, consumer="x")
+    message = str(raised.value)
+    assert message.startswith("ChangeFeed() got an unknown keyword argument 'consumer' (did you mean 'consumer_id'?)")
+    assert isinstance(raised.value, TypeError) and isinstance(raised.value, ConfigurationError)
+    with pytest.raises(UnknownArgumentError, match=r"'reconcile' \(did you mean 'reconcile_interval'\?\)"):
+        ChangeFeed(append_table, reconcile=5)
+
+
+def test_a_table_path_instead_of_a_table_suggests_a_call_that_opens_it(warehouse, append_table, monkeypatch):
+    """Before: the hint was open_table(warehouse, 'wh/own.db/users'), which fails too."""
+    parent, name = os.path.split(warehouse.rstrip("/"))
+    monkeypatch.chdir(parent)
+    with pytest.raises(ConfigurationError) as raised:
+        ChangeFeed(f"{name}/db.db/events")
+    suggested = str(raised.value).split("open it first: ", 1)[1]
+    assert suggested == f"paimon_feed.open_table({name!r}, 'db.events')"
+    table = eval(suggested, {"paimon_feed": paimon_feed})  # the call it suggests works
+    assert table.identifier.get_full_name() == "db.events"

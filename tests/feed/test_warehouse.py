@@ -148,7 +148,7 @@ def test_on_table_error_raise_surfaces_at_the_next_batch(warehouse, cat, three_t
 
 
 def test_one_notifier_serves_every_table_and_unknown_options_are_refused(warehouse, three_tables):
-    with pytest.raises(ConfigurationError, match="unknown options"):
+    with pytest.raises(ConfigurationError, match="unknown keyword argument 'consumer' .did you mean 'consumer_id'.."):
         WarehouseFeed(warehouse, consumer="typo")
 
     async def main():
@@ -170,3 +170,43 @@ def test_sync_and_auto_commit(warehouse, three_tables):
         second = next(feed)  # asking for it commits the first
     assert (batch.snapshot_id, second.snapshot_id) == (1, 2)
     assert CheckpointStore.for_table(three_tables["db.events"], "s").load() == 2
+
+
+def test_a_warehouse_that_cannot_be_watched_is_said_once_and_found_by_listing(tmp_path, caplog):
+    caplog.set_level(logging.DEBUG, logger="paimon_feed")
+    warehouse = str(tmp_path / "not-yet")  # no directory: inotify cannot watch it
+
+    def said(level: int) -> list[logging.LogRecord]:
+        return [r for r in caplog.records
+                if r.getMessage().startswith("cannot watch warehouse") and r.levelno >= level]
+
+    async def main():
+        async with WarehouseFeed(warehouse, notifier=LocalNotifier(retry_interval=0.01, max_retry_interval=0.02),
+                                 start="earliest", discovery_interval=0.1) as feed:
+            async with asyncio.timeout(TIMEOUT):
+                while len(said(logging.DEBUG)) < 3:  # three tries to watch it, at least
+                    await asyncio.sleep(0.01)
+            cat = await asyncio.to_thread(tables.catalog, warehouse)  # makes the directory
+            table = await asyncio.to_thread(tables.create_append_table, cat)
+            await asyncio.to_thread(commit, table, 1)
+            return await take(feed, 1), feed.metrics()
+
+    batches, metrics = asyncio.run(main())
+    assert [(b.table, b.to_arrow().to_pylist()) for b in batches] == [("db.events", append_rows(1))]
+    assert len(said(logging.DEBUG)) >= 3 and len(said(logging.WARNING)) == 1
+
+
+def test_tables_are_watched_by_the_notifier_of_their_own_location():
+    from paimon_feed.feed.notifying import SharedNotifiers
+    from paimon_feed.notifiers import PollingNotifier
+
+    async def main():
+        notifiers = SharedNotifiers("auto", {"poll_interval": 0.5})
+        local = notifiers.for_location("file:/data/wh/db.db/a")
+        chosen = [local, notifiers.for_location("/data/wh/db.db/b"), notifiers.for_location("oss://b/wh/db.db/c")]
+        await notifiers.close()
+        return chosen, notifiers.opened()
+
+    (first, second, remote), after_close = asyncio.run(main())
+    assert isinstance(first, LocalNotifier) and second is first  # one notifier per kind
+    assert isinstance(remote, PollingNotifier) and after_close == []

@@ -48,3 +48,38 @@ def java(java_at):
 def java_old(java_at):
     """Java Paimon 0.9 (``fetch_java.OLDEST``), for tables written by old jobs."""
     return java_at(fetch_java.OLDEST)
+
+
+@pytest.fixture(scope="session")
+def rest_server(tmp_path_factory):
+    """Paimon's reference REST catalog server for the session (one JVM, ``rest_server.py``);
+    the session ends with its JVM ended, and says so if it did not."""
+    from rest_server import RestServer, missing_rest_server
+
+    reason = missing_rest_server()
+    if reason is not None:
+        if _java_required():
+            pytest.fail(f"the REST catalog server is required here (CI): {reason}", pytrace=False)
+        pytest.skip(reason)
+    server = RestServer(tmp_path_factory.mktemp("rest-warehouse"))
+    yield server
+    assert server.close() == 0, "the REST catalog server's JVM did not end cleanly"
+    assert server.process.poll() is not None
+
+
+@pytest.fixture(params=["rest", "jdbc"])
+def any_catalog(request, tmp_path):
+    """A catalog other than the filesystem's, with a database of its own for this test:
+    Paimon's reference REST server (the session's), or pypaimon's JDBC catalog on SQLite."""
+    from catalog_support import CatalogUnderTest
+
+    if request.param == "rest":
+        server = request.getfixturevalue("rest_server")
+        return CatalogUnderTest.create("rest", server.options, request.node.name)
+    options = {
+        "metastore": "jdbc",
+        "uri": f"jdbc:sqlite:{tmp_path / 'catalog.sqlite'}",
+        "warehouse": str(tmp_path / "jdbc-warehouse"),
+        "catalog-key": "feed",
+    }
+    return CatalogUnderTest.create("jdbc", options, request.node.name)

@@ -24,7 +24,7 @@ from typing import Any
 
 import fetch_java
 
-__all__ = ["JavaError", "JavaPaimon", "JavaTable", "compile_driver", "missing_java"]
+__all__ = ["JavaError", "JavaPaimon", "JavaTable", "classpath", "compile_driver", "compile_java", "missing_java", "stop_jvm"]
 
 SOURCES = ("PaimonDriver.java", "PaimonModern.java", "PaimonEvolution.java")
 MODERN_SINCE = (1, 2)  # AppendCompactCoordinator, ChangelogManager, truncatePartitions
@@ -62,34 +62,47 @@ def missing_java(version: str) -> str | None:
 
 def compile_driver(version: str) -> Path:
     """The driver's class folder for Paimon ``version``, compiled if the sources changed."""
-    jars = fetch_java.classpath_dir(version)
     # Before 1.2 the APIs of PaimonModern.java are missing; the driver then answers those
     # commands (append compaction, dynamic buckets, drop partitions) with an error.
     # Before 1.3 there is no data evolution (PaimonEvolution.java); its command then fails.
     line = tuple(int(part) for part in version.split(".")[:2])
     sources = [fetch_java.JAVA_DIR / name for name in SOURCES]
     sources = sources[:1] if line < MODERN_SINCE else sources[:2] if line < EVOLUTION_SINCE else sources
+    return compile_java(f"classes-{version}", sources, [fetch_java.classpath_dir(version)])
+
+
+def compile_java(prefix: str, sources: list[Path], jar_dirs: list[Path]) -> Path:
+    """The class folder of ``sources`` compiled against the jars of ``jar_dirs``, cached in
+    ``<cache>/<prefix>-<hash>`` (of the sources and the jars' names) and compiled only once."""
     digest = hashlib.sha256()
     for source in sources:
         digest.update(source.read_bytes())
-    digest.update("\n".join(sorted(p.name for p in jars.glob("*.jar"))).encode())
-    classes = fetch_java.cache_dir() / f"classes-{version}-{digest.hexdigest()[:16]}"
-    if (classes / "PaimonDriver.class").is_file():
+    for jars in jar_dirs:
+        digest.update("\n".join(sorted(p.name for p in jars.glob("*.jar"))).encode())
+    classes = fetch_java.cache_dir() / f"{prefix}-{digest.hexdigest()[:16]}"
+    if (classes / f"{sources[0].stem}.class").is_file():
         return classes
     staging = Path(tempfile.mkdtemp(prefix=".classes-", dir=fetch_java.cache_dir()))
     result = subprocess.run(
         ["javac", "-nowarn", "-encoding", "UTF-8", "-d", str(staging),
-         "-cp", f"{jars}{os.sep}*", *map(str, sources)],
+         "-cp", classpath(jar_dirs), *map(str, sources)],
         capture_output=True, text=True,
     )
     if result.returncode != 0:
         shutil.rmtree(staging, ignore_errors=True)
-        raise RuntimeError(f"javac failed for Paimon {version}:\n{result.stdout}{result.stderr}")
+        raise RuntimeError(f"javac failed for {prefix}:\n{result.stdout}{result.stderr}")
     try:
         staging.rename(classes)
     except OSError:  # another session compiled the same classes first
         shutil.rmtree(staging, ignore_errors=True)
     return classes
+
+
+def classpath(folders: list[Path]) -> str:
+    """A JVM classpath of class folders and folders of jars (``dir/*``)."""
+    return os.pathsep.join(
+        f"{folder}{os.sep}*" if any(folder.glob("*.jar")) else str(folder) for folder in folders
+    )
 
 
 class JavaPaimon:
@@ -98,13 +111,13 @@ class JavaPaimon:
     def __init__(self, version: str) -> None:
         self.version = version
         classes = compile_driver(version)
-        classpath = os.pathsep.join([str(classes), f"{fetch_java.classpath_dir(version)}{os.sep}*"])
+        jvm_classpath = classpath([classes, fetch_java.classpath_dir(version)])
         self._stderr_tail: deque[str] = deque(maxlen=200)
         # The JVM's temp dir (the IOManager's spill dir, native libraries) is ours: close()
         # removes it even when the JVM had to be killed.
         self.temp_dir = tempfile.mkdtemp(prefix="paimon-interop-io-")
         self.process = subprocess.Popen(
-            ["java", *JVM_OPTIONS, f"-Djava.io.tmpdir={self.temp_dir}", "-cp", classpath, "PaimonDriver"],
+            ["java", *JVM_OPTIONS, f"-Djava.io.tmpdir={self.temp_dir}", "-cp", jvm_classpath, "PaimonDriver"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -148,15 +161,22 @@ class JavaPaimon:
         return JavaTable(self, str(warehouse), name, catalog_options)
 
     def close(self) -> None:
-        if self.process.poll() is None:
-            self.process.stdin.close()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_jvm(self.process)
         self._selector.close()
         shutil.rmtree(self.temp_dir, ignore_errors=True)
+
+
+def stop_jvm(process: subprocess.Popen) -> int:
+    """Close the JVM's stdin (our programs end when it closes), wait 10 s for it to end, else
+    kill it; returns its exit code."""
+    if process.poll() is None:
+        process.stdin.close()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    return process.returncode
 
 
 class JavaTable:

@@ -26,11 +26,12 @@ from support.tables import (  # noqa: F401  the rows every table test writes
 
 
 def new_spark_session(app_name: str, worker_env: Mapping[str, str] | None = None,
-                      conf: Mapping[str, str] | None = None):
+                      conf: Mapping[str, str] | None = None, *, register: bool = True):
     """A small local[2] session: no UI, two shuffle partitions, quiet logs, and ``conf``.
 
     Python workers talk to the JVM over TCP (Spark's default) unless ``conf`` says otherwise,
     set explicitly because PySpark carries a stopped session's settings into the next one.
+    ``register=False`` leaves the source unregistered (Spark 3.5 has no Python data sources).
 
     ``worker_env`` is set in every Python worker of the session, the source's driver side
     included (as ``spark.executorEnv.*``, which the data source registration carries). Setting
@@ -57,7 +58,8 @@ def new_spark_session(app_name: str, worker_env: Mapping[str, str] | None = None
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    paimon_feed.spark.register(spark)
+    if register:  # the source; the foreach_batch runner needs no registration (Spark 3.5+)
+        paimon_feed.spark.register(spark)
     return spark
 
 

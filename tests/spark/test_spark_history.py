@@ -149,3 +149,23 @@ def test_a_running_query_stops_with_the_error_after_a_rollback(spark, paimon, tm
     finally:
         if query.isActive:
             query.stop()
+
+
+def test_a_table_recreated_with_a_single_commit_stops_the_query_at_the_next_check(paimon, events):
+    """Nothing past the position exists in the new table, so no micro-batch would ever be
+    planned: the storage check that finds nothing compares the commit before the position."""
+    driver = driver_for(paimon, events, startingPosition="earliest")
+    try:
+        start = driver.initial_offset()
+        first = driver.latest_offset(start, None)
+        driver.plan(start, first)
+        driver.commit(first)
+        assert driver.latest_offset(first, None) == first  # idle: nothing new, nothing wrong
+        paimon.catalog.drop_table("db.events", False)
+        recreated = paimon.create_append_table()
+        commit(recreated, 100)  # snapshot 1 of another table
+        driver.tracker.refresh()  # what a hint or the safety check does
+        with pytest.raises(HistoryRewrittenError, match="snapshot 7 no longer exists"):
+            driver.latest_offset(first, None)
+    finally:
+        driver.close()

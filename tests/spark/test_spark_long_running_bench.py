@@ -46,14 +46,16 @@ def test_steady_state_refuses_reports_that_miss_rows_or_hold_one_batch(bench):
 def test_each_reader_streams_every_row_one_commit_per_micro_batch(bench, spark, tmp_path):
     from pypaimon import CatalogFactory
 
-    from benchmarks import spark_bench
+    from benchmarks._common import spark_setup
+    from benchmarks._common.spark_readers import Readers
+    from benchmarks._common.spark_sources import ArrowFilesSource
 
-    spark_bench.ArrowFilesSource.register(spark)
+    ArrowFilesSource.register(spark)
     warehouse = str(tmp_path / "warehouse")
     catalog = CatalogFactory.create({"warehouse": warehouse})
     catalog.create_database("db", True)
-    spark_bench.fill_wide_table(spark_bench.create_table(catalog, "db.wide", spark_bench.WIDE), ROWS, COMMITS)
-    readers = spark_bench.Readers(spark, warehouse, java=None)
+    spark_setup.fill_wide_table(spark_setup.create_table(catalog, "db.wide", spark_setup.WIDE), ROWS, COMMITS)
+    readers = Readers(spark, warehouse, java=None)
     result = bench.measure(readers, "wide", ROWS, COMMITS, 1, str(tmp_path))
     assert set(result["cases"]) == {f"{r}/{s}" for r in ("source", "python_ceiling", "spark_parquet")
                                     for s in ("noop", "parquet")}

@@ -37,3 +37,8 @@ output "log_group_name" {
   description = "Log group of the function."
   value       = module.lambda.log_group_name
 }
+
+output "bucket_notification_to_merge" {
+  description = "The queue blocks (direct) or the EventBridge flag to merge into the bucket's notification configuration when manage_bucket_notification = false."
+  value       = module.queue.bucket_notification_to_merge
+}

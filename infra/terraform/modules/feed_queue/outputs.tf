@@ -37,3 +37,18 @@ output "dlq_name" {
   description = "Name of the dead-letter queue (the QueueName dimension of its CloudWatch metrics)."
   value       = aws_sqs_queue.dlq.name
 }
+
+output "bucket_notification_to_merge" {
+  description = "With manage_bucket_notification = false: what to merge into the aws_s3_bucket_notification of the stack that owns the bucket's notifications. direct: one queue block per table (id, queue_arn, events, filter_prefix); eventbridge: eventbridge = true. (paimon-feed wire merges it through the S3 API instead.)"
+  value = {
+    eventbridge = local.eventbridge
+    queues = local.direct ? [
+      for table, prefix in local.table_snapshot_prefixes : {
+        id            = "paimon-feed-${var.name}-${replace(table, ".", "-")}"
+        queue_arn     = aws_sqs_queue.this.arn
+        events        = ["s3:ObjectCreated:*"]
+        filter_prefix = prefix
+      }
+    ] : []
+  }
+}

@@ -1,0 +1,58 @@
+"""Figure block of the warehouse benchmark (warehouse_bench.py): many tables in one process."""
+
+from __future__ import annotations
+
+from benchmarks._common.figures import count, ms, table
+
+
+def warehouse_table(r: dict) -> str:
+    """Many tables in one process (``benchmarks/warehouse_bench.py``): local, then on S3 (moto)."""
+    n = r["warehouse"]
+    rows = [
+        [f"{row['tables']:,}", row["mode"], f"{row['p50_ms']:.1f}", f"{row['p99_ms']:.1f}",
+         f"{row['max_ms']:.1f}", f"{row['idle_cpu_pct']:.1f}", str(row["threads"]), str(row["fds"]),
+         str(row["inotify_instances"]), f"{row['peak_rss_mb']:.0f}",
+         "-" if row["new_table_first_batch_ms"] is None else f"{row['new_table_first_batch_ms']:.1f}",
+         f"{row['startup_s']:.2f}"]
+        for row in n["rows"]
+    ]
+    text = (
+        table(["tables", "mode", "p50 ms", "p99 ms", "max ms", "idle CPU %", "threads", "fds",
+               "inotify", "peak RSS MB", "new table ms", "start-up s"],
+              ["---:", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:"],
+              rows)
+        + f"\n\n{n['commits']} commits to random tables, {n['idle_seconds']:.0f} s idle, "
+        f"{n['machine']['cpus']} cores."
+    )
+    s3 = n.get("s3", {}).get("rows", [])
+    if not s3:
+        return text
+    rows = [
+        [f"{row['tables']:,}", row["mode"], row["wiring"], ms(row["p50_ms"]), ms(row["p99_ms"]),
+         ms(row["p50_from_commit_ms"]), f"{row['idle_cpu_pct']:.1f}", str(row["threads"]),
+         str(row["fds"]), f"{row['peak_rss_mb']:.0f}", count(row["s3_requests_per_table_hour"]),
+         count(row["s3_warehouse_level_per_hour"]), count(row["sqs_requests_per_table_hour"]),
+         "-" if row["new_table_first_batch_ms"] is None else ms(row["new_table_first_batch_ms"]),
+         f"{row['startup_s']:.2f}"]
+        for row in s3
+    ]
+    first = s3[0]
+    by_wiring = {row["wiring"]: row["discovery_interval_s"] for row in s3 if row["discovery_interval_s"]}
+    discovery = ", ".join(f"{seconds:.0f} s with {wiring} wiring" for wiring, seconds in by_wiring.items())
+    text += "\n\nOn S3 (`--s3`, moto_server, one bucket, one SQS queue, one `SqsNotifier`):\n\n" + table(
+        ["tables", "mode", "wiring", "p50 ms", "p99 ms", "p50 ms from commit", "idle CPU %",
+         "threads", "fds", "peak RSS MB", "S3 req / idle table-hour", "listing req / hour",
+         "SQS req / idle table-hour", "new table ms", "start-up s"],
+        ["---:", "---", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:",
+         "---:", "---:", "---:", "---:"],
+        rows,
+    )
+    text += (
+        f"\n\n{first['commits']} commits to random tables, {first['idle_seconds']:.0f} s idle, "
+        f"`reconcile_interval` 60 s (the default)"
+        + (f", `discovery_interval` {discovery} (the default is 60)" if discovery else "")
+        + "; S3 requests per table-hour include the listing's."
+        + (" With EventBridge wiring a new table is found by its first commit's event, not by "
+           "the listing." if "eventbridge" in by_wiring else "")
+    )
+    return text
