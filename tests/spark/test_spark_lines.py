@@ -246,3 +246,9 @@ def test_an_executor_with_other_versions_refuses_the_split_naming_both(paimon):
     assert f"paimon-feed {feed} with pypaimon {pypaimon}" in message  # the executor's
     assert "paimon-feed 0.0.9 with pypaimon 2.0.7" in message  # the driver's
     assert "db.events" in message
+
+    # foreach_batch's descriptors are checked before anything is unpickled
+    from paimon_feed.spark.frames import read_groups
+
+    with pytest.raises(VersionMismatchError, match="paimon-feed 0.0.9 with pypaimon 2.0.7"):
+        next(read_groups(options, None, ("0.0.9", "2.0.7"), iter(())))
