@@ -1,6 +1,6 @@
 """HDFS benchmark: what following a table costs the NameNode, and how late a commit arrives.
 
-    python -m benchmarks.hdfs_bench [--commits 20] [--idle-seconds 120]
+    PYTHONPATH=tests:tests/interop:tests/hdfs python -m benchmarks.hdfs_bench [--commits 20] [--idle-seconds 120]
 
 Runs against a real HDFS, Hadoop 3.4.1's MiniDFSCluster (``tests/hdfs/hdfs_cluster.py``; fetch it
 with ``python tests/interop/fetch_java.py``), and counts NameNode calls from the NameNode's own
@@ -32,14 +32,15 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "tests" / "hdfs"), str(ROOT / "tests" / "interop"), str(ROOT / "tests")]
+try:  # the test helpers, from PYTHONPATH (no sys.path edits)
+    from hdfs_cluster import HdfsCluster, calls_between, classpath
+    from hdfs_native import Client
+    from support.tables import catalog, commit, create_append_table
+except ImportError as exc:  # run without the test helpers on the path
+    raise SystemExit(f"{exc}: run PYTHONPATH=tests:tests/interop:tests/hdfs python -m benchmarks.hdfs_bench") from exc
 
-from hdfs_cluster import HdfsCluster, calls_between, classpath  # noqa: E402
-from hdfs_native import Client  # noqa: E402
-from support.tables import catalog, commit, create_append_table  # noqa: E402
-
-from paimon_feed import ChangeFeed  # noqa: E402
-from paimon_feed.notifiers import HdfsNotifier, HdfsPollingNotifier, PollingNotifier  # noqa: E402
+from paimon_feed import ChangeFeed
+from paimon_feed.notifiers import HdfsNotifier, HdfsPollingNotifier, PollingNotifier
 
 RESULTS = ROOT / "benchmarks" / "results" / "hdfs.json"
 DATANODE = {"SendHeartbeat", "BlockReport", "BlockReceivedAndDeleted", "RegisterDatanode",

@@ -1,6 +1,6 @@
 """HDFS benchmark, many tables: one ``WarehouseFeed`` over 100 tables against 100 pypaimon readers.
 
-    python -m benchmarks.hdfs_warehouse_bench [--tables 100] [--idle-seconds 120] [--commits 20]
+    PYTHONPATH=tests:tests/interop:tests/hdfs python -m benchmarks.hdfs_warehouse_bench [--tables 100] [--idle-seconds 120] [--commits 20]
                                               [--readers 100] [--reader-seconds 30]
 
 On Hadoop 3.4.1's MiniDFSCluster (``tests/hdfs/hdfs_cluster.py``), a warehouse of ``--tables``
@@ -30,16 +30,17 @@ import sys
 import time
 from typing import Any
 
-from benchmarks.hdfs_bench import RESULTS, ROOT, STREAM, client_calls, on_cluster, percentile
+from benchmarks.hdfs_bench import RESULTS, STREAM, client_calls, on_cluster, percentile
 
-sys.path[:0] = [str(ROOT / "tests" / "hdfs"), str(ROOT / "tests" / "interop"), str(ROOT / "tests")]
+try:  # the test helpers, from PYTHONPATH (no sys.path edits)
+    from hdfs_cluster import HdfsCluster, calls_between, classpath
+    from hdfs_native import Client
+    from support.tables import catalog, commit, create_append_table
+except ImportError as exc:  # run without the test helpers on the path
+    raise SystemExit(f"{exc}: run PYTHONPATH=tests:tests/interop:tests/hdfs python -m benchmarks.hdfs_warehouse_bench") from exc
 
-from hdfs_cluster import HdfsCluster, calls_between, classpath  # noqa: E402
-from hdfs_native import Client  # noqa: E402
-from support.tables import catalog, commit, create_append_table  # noqa: E402
-
-from paimon_feed import WarehouseFeed  # noqa: E402
-from paimon_feed.notifiers import HdfsNotifier  # noqa: E402
+from paimon_feed import WarehouseFeed
+from paimon_feed.notifiers import HdfsNotifier
 
 JAVA_DISCOVERY_S = 10.0  # Paimon Java's continuous.discovery-interval default
 
