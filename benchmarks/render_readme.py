@@ -38,7 +38,7 @@ from benchmarks.figures.core import (
     native_table,
     reliability,
 )
-from benchmarks.figures.hdfs import hdfs_table
+from benchmarks.figures.hdfs import hdfs_table, hdfs_warehouse_table
 from benchmarks.figures.s3 import (
     idle_pypaimon_s3,
     s3_idle,
@@ -109,6 +109,7 @@ BLOCKS: dict[str, Callable[[dict], str]] = {
     "integrity": integrity_table,
     "warehouse": warehouse_table,
     "hdfs": hdfs_table,
+    "hdfs-warehouse": hdfs_warehouse_table,
 }
 
 

@@ -197,9 +197,31 @@ class HdfsNotifier(HdfsPollingNotifier):
                 if namespace_of(key) == namespace:
                     self._dispatch(SnapshotHint(key, None, "hdfs-missed"))
         elif kind == "down":
-            self._set_healthy(False, "the inotify helper stopped")
+            self._poll_while_down(namespace)
         elif kind == "up":
-            self._set_healthy(True)
+            self._push_again(namespace)
+
+    def _poll_while_down(self, namespace: str) -> None:
+        """The helper stopped (it is started again from its last transaction): look at each of
+        the namespace's tables every ``interval`` seconds meanwhile, as a non-superuser's feed
+        does, rather than let every feed plan each ``poll_interval``. Each feed counts the loss
+        as a fallback; the first look wakes it, so nothing committed meanwhile waits."""
+        logger.warning(
+            "%s: the inotify helper stopped; looking at each table's snapshot/ every %g s until it "
+            "is back (%.0f NameNode calls per table-hour)", namespace, self.interval, 3600 / self.interval,
+        )
+        for key, subscriptions in self._subscriptions.items():
+            if namespace_of(key) == namespace and subscriptions:
+                for subscription in subscriptions:
+                    subscription.push_failures += 1
+                self._start_probe(subscriptions[0], wake_first=True)
+
+    def _push_again(self, namespace: str) -> None:
+        """The helper is back: its stream replays the renames made while it was down, so the
+        namespace's probes stop."""
+        logger.info("%s: the inotify helper is back; push again", namespace)
+        for key in [key for key in self._probes if namespace_of(key) == namespace]:
+            self._probes.pop(key).cancel()
 
     async def _close(self) -> None:
         await self._stop_probes()

@@ -75,12 +75,15 @@ class HdfsPollingNotifier(Notifier):
             )
         self._start_probe(subscription)
 
-    def _start_probe(self, subscription: Subscription) -> None:
-        """Probe the subscription's table, unless a probe of it runs already (one per table)."""
+    def _start_probe(self, subscription: Subscription, *, wake_first: bool = False) -> None:
+        """Probe the subscription's table, unless a probe of it runs already (one per table).
+        ``wake_first``: hint the table after the first look too (push was lost: a commit made
+        before that look is then read by the feed, a later one changes the directory)."""
         if subscription.table_url in self._probes:
             return
         self._probes[subscription.table_url] = asyncio.get_running_loop().create_task(
-            self._probe(subscription.table_url, subscription.location.rstrip("/"), subscription.file_io),
+            self._probe(subscription.table_url, subscription.location.rstrip("/"), subscription.file_io,
+                        wake_first),
             name=f"paimon-feed-hdfs-poll-{subscription.table_url}",
         )
 
@@ -98,10 +101,10 @@ class HdfsPollingNotifier(Notifier):
     async def _close(self) -> None:
         await self._stop_probes()
 
-    async def _probe(self, table_url: str, root: str, file_io: Any) -> None:
+    async def _probe(self, table_url: str, root: str, file_io: Any, wake_first: bool = False) -> None:
         path = f"{root}/snapshot"
         seen: object = None
-        first = True
+        first = not wake_first
         while True:
             try:
                 self.probes += 1
