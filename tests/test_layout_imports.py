@@ -8,8 +8,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 PACKAGE = Path(__file__).resolve().parent.parent / "paimon_feed"
 
 
@@ -52,9 +50,6 @@ def import_graph() -> dict[str, set[str]]:
 
 
 GRAPH = import_graph()
-#: The Spark package and its source import each other (one side inside a function); the change
-#: that untangles them is on its way. Remove this and the xfail below once it is merged.
-SPARK_PAIR = ("paimon_feed.spark", "paimon_feed.spark.source")
 
 
 def mutual_pairs(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
@@ -71,13 +66,7 @@ def test_the_walk_sees_imports_inside_functions_and_relative_ones():
 
 
 def test_no_two_modules_import_each_other():
-    assert mutual_pairs(GRAPH) - {SPARK_PAIR} == set()
-
-
-@pytest.mark.xfail(reason="spark/__init__.py <-> spark/source.py: untangled on its own branch; "
-                          "remove this mark when it is merged", strict=False)
-def test_the_spark_package_and_its_source_do_not_import_each_other():
-    assert SPARK_PAIR not in mutual_pairs(GRAPH)
+    assert mutual_pairs(GRAPH) == set()
 
 
 def test_nothing_outside_the_planner_imports_its_private_modules():
