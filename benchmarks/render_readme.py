@@ -61,7 +61,7 @@ from benchmarks.figures.spark import (
     spark_vs_java,
 )
 from benchmarks.figures.spark_runner import spark_runner
-from benchmarks.figures.warehouse import warehouse_table
+from benchmarks.figures.warehouse import warehouse_memory, warehouse_table
 
 MARKER = re.compile(r"<!-- bench:(?P<name>[\w-]+) -->(?P<body>.*?)<!-- /bench:(?P=name) -->", re.DOTALL)
 
@@ -107,6 +107,7 @@ BLOCKS: dict[str, Callable[[dict], str]] = {
     "spark-runner": spark_runner,
     "integrity": integrity_table,
     "warehouse": warehouse_table,
+    "warehouse-memory": warehouse_memory,
 }
 
 
