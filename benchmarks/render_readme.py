@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 # The README keeps one headline figure; the measured tables live on the docs site's pages.
 DOCS = ("README.md", "docs/benchmarks.md", "docs/concepts.md", "docs/spark.md", "docs/s3.md",
-        "docs/warehouse.md",
+        "docs/warehouse.md", "docs/hdfs.md",
         "infra/terraform/examples/complete/README.md")
 from benchmarks.figures.core import (
     catchup,
@@ -38,6 +38,7 @@ from benchmarks.figures.core import (
     native_table,
     reliability,
 )
+from benchmarks.figures.hdfs import hdfs_table, hdfs_warehouse_table
 from benchmarks.figures.s3 import (
     idle_pypaimon_s3,
     s3_idle,
@@ -69,10 +70,10 @@ MARKER = re.compile(r"<!-- bench:(?P<name>[\w-]+) -->(?P<body>.*?)<!-- /bench:(?
 def load_results(results: Path = RESULTS) -> dict[str, Any]:
     """``{"core": ..., "s3": ..., "spark": ..., "spark_long_running": ..., "reliability": ...,
     "catchup": ..., "consumer_commit": ..., "native": ..., "integrity": ..., "warehouse": ...,
-    "spark_merged": ..., "spark_runner": ...}`` from the result files."""
+    "spark_merged": ..., "spark_runner": ..., "hdfs": ...}`` from the result files."""
     names = (
         "core", "s3", "spark", "spark_long_running", "reliability", "catchup", "consumer_commit",
-        "native", "integrity", "warehouse", "spark_merged", "spark_runner",
+        "native", "integrity", "warehouse", "spark_merged", "spark_runner", "hdfs",
     )
     return {name: json.loads((results / f"{name}.json").read_text()) for name in names}
 
@@ -107,6 +108,8 @@ BLOCKS: dict[str, Callable[[dict], str]] = {
     "spark-runner": spark_runner,
     "integrity": integrity_table,
     "warehouse": warehouse_table,
+    "hdfs": hdfs_table,
+    "hdfs-warehouse": hdfs_warehouse_table,
     "warehouse-memory": warehouse_memory,
 }
 

@@ -60,7 +60,7 @@ RESULTS = os.path.join(HERE, "results")
 PAYLOADS = os.path.join(ROOT, "tests", "notifiers", "payloads", "s3_direct_commits.json")
 
 from benchmarks._common.counting import CountingFileIO
-from benchmarks._common.s3_costs import s3_request_kind, usd_per_month  # (S3 request kinds and prices)
+from benchmarks._common.s3_costs import SQS_REQUEST, s3_request_kind, usd_per_month  # (S3 request kinds and prices)
 from benchmarks._common.scratch import scratch_dir  # (removed at exit)
 from benchmarks._common.stats import arrivals, percentile
 from tests.s3_support import MotoServer, s3_catalog_options, start_moto_server
@@ -78,7 +78,6 @@ LABELS = {
     "pypaimon": "pypaimon AsyncStreamingTableScan (poll 1 s)",
     "sqs": "paimon-feed ChangeFeed + SqsNotifier",
 }
-_SQS_REQUEST = re.compile(r'"POST /(?:[0-9]{12}/\S*)? HTTP')
 
 
 # --- tables and writes ----------------------------------------------------------------------------
@@ -303,7 +302,7 @@ def _count_requests(log_lines: list[str]) -> dict:
     kinds: dict[str, Counter] = {name: Counter() for name in IDLE_TABLES}
     sqs = 0
     for line in log_lines:
-        if _SQS_REQUEST.search(line):
+        if SQS_REQUEST.search(line):
             sqs += 1
             continue
         line = unquote(line)  # a LIST names its table in the (escaped) prefix of its query

@@ -4,19 +4,15 @@ source on ``s3://`` (push and a storage check per trigger) and the Java connecto
 
 from __future__ import annotations
 
-import collections
 import os
-import re
 import time
-import urllib.parse
 
 from benchmarks._common.java_connector import JavaConnector, JavaFollow
-from benchmarks._common.s3_costs import s3_request_kind, usd_per_month  # (S3 request kinds and prices)
+from benchmarks._common.s3_costs import SQS_REQUEST, idle_log_window, requests_of_table
 from benchmarks._common.spark_setup import SMALL, commit_small, create_table, driver_stats, load, wait_for
 from benchmarks.java_connector_worker import ArrivalSink
 
 BUCKET = "spark-bench"
-_SQS_REQUEST = re.compile(r'"POST /(?:[0-9]{12}/\S*)? HTTP')
 
 
 def start_moto():
@@ -90,29 +86,18 @@ def measure_idle_s3(spark, server, workdir: str, idle_seconds: float, java: Java
                                      os.path.join(workdir, "idle-checkpoint-java"), tag="idle-java")
         time.sleep(5.0)  # start-up reads (catalog, schema, LATEST) fall out of the window
         before = load()
-        offset = server.log_path.stat().st_size
-        started = time.time()
-        time.sleep(idle_seconds)
-        window = time.time() - started
-        with open(server.log_path, "rb") as handle:
-            handle.seek(offset)
-            lines = handle.read().decode(errors="replace").splitlines()
+        window, decoded = idle_log_window(server, idle_seconds)
         for query, _ in queries.values():
             query.stop()
         if java_follow:
             java_follow.arrivals()  # raises if its query failed during the window
             java_follow.stop()
-        decoded = [urllib.parse.unquote(line) for line in lines]
         result: dict = {"window_s": window, "load_before": before, "load_after": load(), "modes": {}}
         for mode, name in tables.items():
-            names_table = re.compile(rf"db\.db/{name}\b")
-            mine = [line for line in decoded if names_table.search(line)]
-            kinds = collections.Counter(s3_request_kind(line) or "other" for line in mine)
-            result["modes"][mode] = {"table": name, "s3_requests": len(mine),
-                                     "s3_requests_per_minute": len(mine) * 60 / window,
-                                     "s3_requests_by_kind": dict(kinds),
-                                     "usd_per_month": usd_per_month(kinds, window)}
-        sqs = sum(1 for line in lines if _SQS_REQUEST.search(line))
+            counts = requests_of_table(decoded, name, window, 60)
+            counts["s3_requests_per_minute"] = counts.pop("s3_requests_per_window")
+            result["modes"][mode] = counts
+        sqs = sum(1 for line in decoded if SQS_REQUEST.search(line))
         result["sqs_requests_per_minute"] = sqs * 60 / window
         return result
     finally:

@@ -22,17 +22,14 @@ rendered into docs/benchmarks.md.
 from __future__ import annotations
 
 import argparse
-import collections
 import importlib.metadata
 import os
 import platform
 import random
-import re
 import statistics
 import sys
 import threading
 import time
-import urllib.parse
 
 from benchmarks._common.java_connector import (
     CONNECTOR_PYSPARK,
@@ -42,7 +39,7 @@ from benchmarks._common.java_connector import (
     JavaFollow,
     fetch_java_connector,
 )
-from benchmarks._common.s3_costs import s3_request_kind, usd_per_month
+from benchmarks._common.s3_costs import SQS_REQUEST, idle_log_window, requests_of_table
 from benchmarks._common.scratch import scratch_dir
 from benchmarks._common.spark_readers import (
     SESSION_SOCKETS,
@@ -63,7 +60,6 @@ from benchmarks._common.spark_setup import (
 )
 from benchmarks._common.stats import percentile
 from benchmarks.spark_idle_s3 import (
-    _SQS_REQUEST,
     BUCKET,
     s3a_conf,
     start_moto,
@@ -196,13 +192,7 @@ def measure_idle_s3(spark, server, java, idle_seconds: float, workdir: str) -> d
                                os.path.join(workdir, "idle-checkpoint-java"), tag="runner-idle-java")
     time.sleep(5.0)  # start-up reads fall out of the window
     before = load()
-    offset = server.log_path.stat().st_size
-    started = time.time()
-    time.sleep(idle_seconds)
-    window = time.time() - started
-    with open(server.log_path, "rb") as handle:
-        handle.seek(offset)
-        lines = [urllib.parse.unquote(line) for line in handle.read().decode(errors="replace").splitlines()]
+    window, lines = idle_log_window(server, idle_seconds)
     runner.stop()
     runner.await_termination(0)
     if follow:
@@ -210,12 +200,10 @@ def measure_idle_s3(spark, server, java, idle_seconds: float, workdir: str) -> d
         follow.stop()
     result: dict = {"window_s": window, "load_before": before, "load_after": load(), "modes": {}}
     for mode, name in tables.items():
-        mine = [line for line in lines if re.search(rf"db\.db/{name}\b", line)]
-        kinds = collections.Counter(s3_request_kind(line) or "other" for line in mine)
-        result["modes"][mode] = {"table": name, "s3_requests": len(mine),
-                                 "s3_requests_per_hour": len(mine) * 3600 / window,
-                                 "s3_requests_by_kind": dict(kinds), "usd_per_month": usd_per_month(kinds, window)}
-    sqs = sum(1 for line in lines if _SQS_REQUEST.search(line))
+        counts = requests_of_table(lines, name, window, 3600)
+        counts["s3_requests_per_hour"] = counts.pop("s3_requests_per_window")
+        result["modes"][mode] = counts
+    sqs = sum(1 for line in lines if SQS_REQUEST.search(line))
     result["sqs_requests_per_hour"] = sqs * 3600 / window
     return result
 

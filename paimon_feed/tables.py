@@ -18,11 +18,19 @@ from typing import Any
 from urllib.parse import urlparse
 
 from paimon_feed._layout import DATABASE_SUFFIX, is_local, local_url
-from paimon_feed.errors import ConfigurationError, StorageError, TableNotFoundError, is_access_denied
+from paimon_feed.errors import (
+    ConfigurationError,
+    MissingDependencyError,
+    StorageError,
+    TableNotFoundError,
+    install_hint,
+    is_access_denied,
+)
 
 __all__ = [
     "catalog_directory",
     "check_data_table",
+    "check_hdfs_client",
     "check_reachable",
     "check_table_endpoint",
     "commit_arrow",
@@ -210,6 +218,27 @@ def check_table_endpoint(table: Any) -> None:
         )
 
 
+HDFS_SCHEMES = ("hdfs", "viewfs")
+
+
+def check_hdfs_client(warehouse: str, options: Mapping[str, str] | None = None) -> None:
+    """Raise :class:`MissingDependencyError` naming the ``[hdfs]`` extra if ``warehouse`` is on
+    ``hdfs://``/``viewfs://`` and hdfs-native is not installed: pypaimon would fall back to
+    pyarrow's libhdfs and fail later with "HADOOP_HOME environment variable is not set".
+    A catalog that asks for pyarrow's client (``hdfs.client.impl=pyarrow``) is left alone."""
+    if urlparse(warehouse).scheme.lower() not in HDFS_SCHEMES:
+        return
+    if (options or {}).get("hdfs.client.impl", "native") != "native":
+        return
+    try:
+        import hdfs_native  # noqa: F401  (pypaimon's HDFS client)
+    except ImportError as exc:
+        raise MissingDependencyError(
+            f"warehouse {warehouse} is on HDFS, which pypaimon reaches through hdfs-native; "
+            f"{install_hint('hdfs')}"
+        ) from exc
+
+
 def open_catalog(warehouse: str, options: Mapping[str, str] | None = None) -> Any:
     """A pypaimon catalog on ``warehouse`` (a path or URL) with extra options.
 
@@ -224,6 +253,7 @@ def open_catalog(warehouse: str, options: Mapping[str, str] | None = None) -> An
     if not warehouse or not isinstance(warehouse, str):
         raise ConfigurationError(f"invalid warehouse {warehouse!r}: give a path or URL")
     check_reachable(warehouse, options)
+    check_hdfs_client(warehouse, options)
     resolved = resolve_s3_options(warehouse, options)
     try:
         return CatalogFactory.create({**resolved, "warehouse": warehouse})

@@ -17,7 +17,7 @@ from support.fixtures import (  # noqa: F401  (local warehouse, tables, writer p
 # Kinds of test as markers, from where a test lives and what it uses, so a run can pick them:
 # ``pytest -m "not interop and not spark"`` is the quick inner loop; CI runs everything.
 _TESTS = Path(__file__).resolve().parent
-_FOLDER_KINDS = {"interop": "interop", "fuzz": "fuzz", "spark": "spark", "feed_s3": "s3"}
+_FOLDER_KINDS = {"interop": "interop", "fuzz": "fuzz", "spark": "spark", "feed_s3": "s3", "hdfs": "hdfs"}
 _S3_FIXTURES = frozenset({"moto_server", "s3_queue"})
 
 

@@ -114,3 +114,25 @@ def test_a_branch_is_not_taken_for_a_system_table():
     from paimon_feed.tables import _system_table_suffix
 
     assert _system_table_suffix("t$branch_dev") is None
+
+
+def test_an_hdfs_warehouse_without_hdfs_native_names_the_hdfs_extra(monkeypatch):
+    import sys
+
+    from paimon_feed.errors import MissingDependencyError
+    from paimon_feed.tables import open_catalog
+
+    monkeypatch.setitem(sys.modules, "hdfs_native", None)  # import fails as if not installed
+    for warehouse in ("hdfs://127.0.0.1:9/wh", "viewfs://cluster/wh"):
+        with pytest.raises(MissingDependencyError, match=r'\[hdfs\].*pip install ".\[hdfs\]"'):
+            open_catalog(warehouse)
+
+
+def test_an_hdfs_warehouse_on_pyarrows_client_is_not_asked_for_hdfs_native(monkeypatch):
+    import sys
+
+    from paimon_feed.tables import check_hdfs_client
+
+    monkeypatch.setitem(sys.modules, "hdfs_native", None)
+    check_hdfs_client("hdfs://127.0.0.1:9/wh", {"hdfs.client.impl": "pyarrow"})
+    check_hdfs_client("/tmp/wh")

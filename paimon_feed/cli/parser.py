@@ -134,7 +134,7 @@ def _add_tail_arguments(tail: argparse.ArgumentParser) -> None:
         help="if the table's history was rewritten under the consumer (rolled back, dropped and "
         "re-created): fail (default), or print the whole table as it is now, then its changes",
     )
-    tail.add_argument("--notifier", choices=("auto", "local", "poll", "sqs"), default="auto")
+    tail.add_argument("--notifier", choices=("auto", "local", "poll", "sqs", "hdfs"), default="auto")
     tail.add_argument("--sqs-queue-url", help="SQS queue with the warehouse's S3 events (notifier sqs/auto)")
     tail.add_argument("--include-row-kind", action="store_true", help="add _row_kind (+I, -U, +U, -D)")
     tail.add_argument(

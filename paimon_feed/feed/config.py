@@ -217,5 +217,5 @@ def check_notifier(notifier: Any, table_url: str, options: dict[str, Any]) -> No
         create_notifier(notifier, table_url, **options)
     elif not isinstance(notifier, Notifier):
         raise ConfigurationError(
-            f"notifier must be 'auto', 'local', 'poll', 'sqs' or a Notifier, got {notifier!r}"
+            f"notifier must be 'auto', 'local', 'poll', 'sqs', 'hdfs' or a Notifier, got {notifier!r}"
         )

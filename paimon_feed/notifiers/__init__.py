@@ -2,8 +2,10 @@
 
 Which notifier serves a table is chosen by the table URL's scheme, fsspec-style, from a small
 registry: ``file`` → :class:`LocalNotifier`; ``s3``/``s3a`` → ``SqsNotifier`` when a queue is
-configured (``sqs_queue_url=`` or ``PAIMON_FEED_SQS_QUEUE_URL``); anything else →
-:class:`PollingNotifier`. A push source for another store is one module plus one registry entry.
+configured (``sqs_queue_url=`` or ``PAIMON_FEED_SQS_QUEUE_URL``); ``hdfs`` →
+:class:`HdfsNotifier` (the NameNode's inotify stream where the user may read it, else one
+NameNode call per table per 10 s, with a warning), ``viewfs`` → :class:`HdfsPollingNotifier`;
+anything else → :class:`PollingNotifier`. A push source for another store is one module plus one registry entry.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from paimon_feed.notifiers.base import (
     normalize_table_url,
     snapshot_id_from_name,
 )
+from paimon_feed.notifiers.hdfs import HdfsNotifier
+from paimon_feed.notifiers.hdfs_poll import HdfsPollingNotifier
 from paimon_feed.notifiers.local import LocalNotifier
 from paimon_feed.notifiers.polling import PollingNotifier
 from paimon_feed.notifiers.sqs import (  # aiobotocore loads lazily
@@ -29,6 +33,8 @@ from paimon_feed.notifiers.sqs import (  # aiobotocore loads lazily
 
 __all__ = [
     "Notifier",
+    "HdfsNotifier",
+    "HdfsPollingNotifier",
     "LocalNotifier",
     "PollingNotifier",
     "SqsNotifier",
@@ -44,7 +50,7 @@ __all__ = [
 
 SQS_QUEUE_URL_ENV = QUEUE_URL_ENV
 
-NOTIFIER_NAMES = ("auto", "local", "poll", "sqs")
+NOTIFIER_NAMES = ("auto", "local", "poll", "sqs", "hdfs")
 
 
 def __getattr__(name: str):
@@ -80,14 +86,28 @@ def _s3_auto(options: dict) -> Notifier:
     return _poll(options)
 
 
+def _hdfs_auto(options: dict) -> Notifier:
+    return HdfsNotifier(hadoop_classpath=options.get("hadoop_classpath"))
+
+
+def _viewfs_auto(options: dict) -> Notifier:
+    return HdfsPollingNotifier()
+
+
+def _hdfs(options: dict) -> Notifier:
+    return HdfsNotifier(required=True, hadoop_classpath=options.get("hadoop_classpath"))
+
+
 #: scheme -> factory used by ``notifier="auto"``
 AUTO_BY_SCHEME: dict[str, Callable[[dict], Notifier]] = {
     "file": _local,
     "s3": _s3_auto,
     "s3a": _s3_auto,
+    "hdfs": _hdfs_auto,
+    "viewfs": _viewfs_auto,
 }
 
-_BY_NAME: dict[str, Callable[[dict], Notifier]] = {"local": _local, "poll": _poll, "sqs": _sqs}
+_BY_NAME: dict[str, Callable[[dict], Notifier]] = {"local": _local, "poll": _poll, "sqs": _sqs, "hdfs": _hdfs}
 
 
 def polling_instead_of_push(spec: str, table_url: str, **options) -> str | None:
@@ -120,12 +140,14 @@ def polling_instead_of_push(spec: str, table_url: str, **options) -> str | None:
 
 
 def create_notifier(spec: str, table_url: str, **options) -> Notifier:
-    """Build the notifier ``spec`` names (``auto``, ``local``, ``poll``, ``sqs``) for a table.
+    """Build the notifier ``spec`` names (``auto``, ``local``, ``poll``, ``sqs``, ``hdfs``) for a table.
 
     >>> type(create_notifier("auto", "/tmp/wh/db.db/t")).__name__
     'LocalNotifier'
     >>> type(create_notifier("auto", "oss://bucket/wh/db.db/t")).__name__
     'PollingNotifier'
+    >>> type(create_notifier("auto", "hdfs://namenode:8020/wh/db.db/t")).__name__
+    'HdfsNotifier'
     """
     if spec not in NOTIFIER_NAMES:
         raise ConfigurationError(
@@ -139,5 +161,10 @@ def create_notifier(spec: str, table_url: str, **options) -> Notifier:
         raise ConfigurationError(
             f"notifier='local' watches local directories; table {table_url} is not local "
             f"(use 'auto', 'poll' or 'sqs')"
+        )
+    if spec == "hdfs" and urlparse(normalize_table_url(table_url)).scheme != "hdfs":
+        raise ConfigurationError(
+            f"notifier='hdfs' reads an HDFS namespace's inotify stream; table {table_url} is not "
+            f"on hdfs:// (use 'auto' or 'poll')"
         )
     return _BY_NAME[spec](options)

@@ -34,10 +34,12 @@ option                     meaning
                            the next snapshot expired before it was read
 ``onHistoryRewritten``     ``error`` (default) or ``latest-full``: when the table no
                            longer continues what was read (rolled back, re-created)
-``notifier``               ``auto`` (default), ``local``, ``poll``, ``sqs``,
+``notifier``               ``auto`` (default), ``local``, ``poll``, ``sqs``, ``hdfs``,
                            ``storage-per-trigger``; ``auto`` is ``sqs`` on ``s3://``
                            with a queue, a storage check on every trigger on a
-                           local file system, ``poll`` elsewhere
+                           local file system, ``hdfs`` on ``hdfs://`` (push where
+                           the user may read the inotify stream, else a look every
+                           10 s), ``poll`` elsewhere
 ``queueUrl``               the SQS queue for ``notifier=sqs`` (or ``auto`` on ``s3://``)
 ``reconcileInterval``      seconds between safety checks while push is healthy (60)
 ``pollInterval``           seconds between checks when polling or push is down (1)
@@ -109,7 +111,7 @@ CATALOG_PREFIX = "catalog."
 #: ``auto`` does on a local file system, where a check is a ``stat``; on an object store each
 #: check is a paid request (the baseline the benchmark compares push against).
 STORAGE_PER_TRIGGER = "storage-per-trigger"
-NOTIFIER_CHOICES = ("auto", "local", "poll", "sqs", STORAGE_PER_TRIGGER)
+NOTIFIER_CHOICES = ("auto", "local", "poll", "sqs", "hdfs", STORAGE_PER_TRIGGER)
 
 _KNOWN = (
     "warehouse",

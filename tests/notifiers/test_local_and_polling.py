@@ -8,7 +8,7 @@ from support.tables import commit, table_dir
 
 from paimon_feed import LocalNotifier, PollingNotifier
 from paimon_feed.errors import ConfigurationError
-from paimon_feed.notifiers import create_notifier, normalize_table_url, snapshot_id_from_name
+from paimon_feed.notifiers import HdfsPollingNotifier, create_notifier, normalize_table_url, snapshot_id_from_name
 
 
 def test_snapshot_names():
@@ -99,7 +99,8 @@ def test_auto_picks_by_scheme_and_rejects_nonsense(monkeypatch):
     monkeypatch.delenv("PAIMON_FEED_SQS_QUEUE_URL", raising=False)
     assert isinstance(create_notifier("auto", "/tmp/t"), LocalNotifier)
     assert isinstance(create_notifier("auto", "s3://b/wh/db.db/t"), PollingNotifier)
-    assert isinstance(create_notifier("auto", "hdfs://nn/wh/db.db/t"), PollingNotifier)
+    assert isinstance(create_notifier("auto", "gs://b/wh/db.db/t"), PollingNotifier)
+    assert isinstance(create_notifier("auto", "hdfs://nn/wh/db.db/t"), HdfsPollingNotifier)
     with pytest.raises(ConfigurationError):
         create_notifier("inotify", "/tmp/t")
     with pytest.raises(ConfigurationError):
