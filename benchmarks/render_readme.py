@@ -62,7 +62,7 @@ from benchmarks.figures.spark import (
     spark_vs_java,
 )
 from benchmarks.figures.spark_runner import spark_runner
-from benchmarks.figures.warehouse import warehouse_table
+from benchmarks.figures.warehouse import warehouse_memory, warehouse_table
 
 MARKER = re.compile(r"<!-- bench:(?P<name>[\w-]+) -->(?P<body>.*?)<!-- /bench:(?P=name) -->", re.DOTALL)
 
@@ -110,6 +110,7 @@ BLOCKS: dict[str, Callable[[dict], str]] = {
     "warehouse": warehouse_table,
     "hdfs": hdfs_table,
     "hdfs-warehouse": hdfs_warehouse_table,
+    "warehouse-memory": warehouse_memory,
 }
 
 

@@ -279,6 +279,7 @@ def markdown(rows: list[dict]) -> str:
 # --- S3 (moto): the consumer process --------------------------------------------------------------
 
 S3_BUCKET = "wh-bench"
+DEFAULT_PROVEN_INTERVAL = 1800.0  # SqsNotifier's proven_interval
 _HTTP_REQUEST = re.compile(r'"(?:GET|PUT|POST|HEAD|DELETE) ')
 _SQS_REQUEST = re.compile(r'"POST /(?:[0-9]{12}/\S*)? HTTP')
 _TABLE_KEY = re.compile(r"db\.db/t[0-9]{4}/")
@@ -291,7 +292,8 @@ async def consume_s3(config: dict) -> dict:
 
     mode, url, options = config["mode"], config["warehouse"], config["catalog"]
     started = time.monotonic()
-    notifier = SqsNotifier(config["queue_url"], endpoint_url=config["endpoint_url"])
+    notifier = SqsNotifier(config["queue_url"], endpoint_url=config["endpoint_url"],
+                           s3_endpoint_url=config["endpoint_url"], proven_interval=config["proven_interval"])
     merged: asyncio.Queue = asyncio.Queue(maxsize=8)
     if mode == "warehouse":
         source = WarehouseFeed(url, catalog_options=options, notifier=notifier, start="latest",
@@ -329,8 +331,15 @@ async def consume_s3(config: dict) -> dict:
 
     await asyncio.sleep(5)  # settle: the first reads and long polls after start-up
     print("IDLE_START", flush=True)
+
+    def safety_checks() -> int:
+        per_table = (feeds["*"].metrics().tables.values() if mode == "warehouse" else [f.metrics() for f in feeds.values()])
+        return sum(m.reconciles for m in per_table)
+
+    checks0 = safety_checks()
     cpu0, wall0 = time.process_time(), time.monotonic()
     await asyncio.sleep(config["idle_seconds"])
+    idle_checks = safety_checks() - checks0
     idle_wall = time.monotonic() - wall0
     idle_cpu = (time.process_time() - cpu0) / idle_wall * 100
     idle = {"threads": threading.active_count(), "fds": len(os.listdir("/proc/self/fd"))}
@@ -362,6 +371,7 @@ async def consume_s3(config: dict) -> dict:
     return {
         "tables": tables, "startup_s": startup_s, "idle_cpu_pct": idle_cpu, "idle_wall_s": idle_wall,
         **idle, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "idle_safety_checks": idle_checks,
         "delivered": delivered, "new_table": new_table, "notifier": sqs_metrics,
     }
 
@@ -456,8 +466,19 @@ def run_one_s3(server, mode: str, size: int, args, warehouse_state: dict) -> dic
         "mode": mode, "warehouse": url, "catalog": options, "queue_url": feed_queue.queue_url,
         "endpoint_url": server.endpoint_url, "commits": args.commits,
         "idle_seconds": args.idle_seconds, "discovery_interval": args.discovery_interval,
-        "new_table": new_table, "names": names,
+        "new_table": new_table, "names": names, "proven_interval": args.proven_interval,
     }
+    check_s = check_delay_s = None
+    if args.wiring == "eventbridge":  # paimon-feed check on the wired warehouse, timed end to end
+        from paimon_feed.aws import check
+
+        began = time.monotonic()
+        checked = check(url, queue_url=feed_queue.queue_url, endpoint_url=server.endpoint_url,
+                        region_name=server.region)
+        check_s, check_delay_s = time.monotonic() - began, checked.delay
+        # The bench's rule sets no queue policy (moto does not enforce one): check reports it,
+        # and its event still arrives; the figure is the time to check's answer.
+        assert checked.delay is not None, checked.problems
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.path.dirname(HERE), os.environ.get("PYTHONPATH", "")])}
     consumer = subprocess.Popen(
         [sys.executable, "-m", __spec__.name, "--consume-s3", json.dumps(config)],
@@ -518,6 +539,11 @@ def run_one_s3(server, mode: str, size: int, args, warehouse_state: dict) -> dic
         new_from_commit_ms = arrival * 1000 - commit_ms
     hours = raw["idle_wall_s"] / 3600
     per_table_hour = 1 / (raw["tables"] * hours)
+    # The tables' own requests scale with the safety interval; the warehouse's (probes, listings,
+    # SQS) do not: at the default proven_interval the tables' part shrinks by the ratio.
+    table_part = (requests["s3"] - requests["s3_warehouse_level"]) * per_table_hour
+    shared_part = (requests["s3_warehouse_level"] + requests["sqs"]) * per_table_hour
+    at_default = table_part * args.proven_interval / DEFAULT_PROVEN_INTERVAL + shared_part
     return {
         "mode": mode,
         "tables": raw["tables"],
@@ -542,6 +568,12 @@ def run_one_s3(server, mode: str, size: int, args, warehouse_state: dict) -> dic
         "s3_warehouse_level_per_hour": round(requests["s3_warehouse_level"] / hours, 1),
         "sqs_requests_per_table_hour": round(requests["sqs"] * per_table_hour, 1),
         "sqs_requests_per_hour": round(requests["sqs"] / hours, 1),
+        "proven_interval_s": args.proven_interval,
+        "idle_safety_checks_per_table_hour": round(raw["idle_safety_checks"] * per_table_hour, 2),
+        "s3_table_requests_per_table_hour": round(table_part, 2),
+        "idle_requests_per_table_hour_at_default": round(at_default, 2),
+        "check_s": None if check_s is None else round(check_s, 2),
+        "check_event_delay_ms": None if check_delay_s is None else round(check_delay_s * 1000, 1),
         "new_table_first_batch_ms": None if new_ms is None else round(new_ms, 1),
         "new_table_first_batch_from_commit_ms": None if new_from_commit_ms is None else round(new_from_commit_ms, 1),
         "notifier": raw["notifier"],
@@ -598,9 +630,9 @@ def markdown_s3(rows: list[dict]) -> str:
     header = (
         "| tables | mode | wiring | p50 ms | p99 ms | p50 ms from commit | idle CPU % | threads | "
         "fds | peak RSS MB | S3 req / idle table-h | listing req / h | SQS req / idle table-h | "
-        "new table ms | start-up s |"
+        "new table ms | start-up s | idle req / table-h at proven 30 min | check s |"
     )
-    lines = [header, "|" + "---|" * 15]
+    lines = [header, "|" + "---|" * 17]
     for r in rows:
         new = "-" if r["new_table_first_batch_ms"] is None else r["new_table_first_batch_ms"]
         lines.append(
@@ -608,7 +640,8 @@ def markdown_s3(rows: list[dict]) -> str:
             f"{r['p50_from_commit_ms']} | {r['idle_cpu_pct']} | {r['threads']} | {r['fds']} | "
             f"{r['peak_rss_mb']} | {r['s3_requests_per_table_hour']} | "
             f"{r['s3_warehouse_level_per_hour']} | {r['sqs_requests_per_table_hour']} | {new} | "
-            f"{r['startup_s']} |"
+            f"{r['startup_s']} | {r.get('idle_requests_per_table_hour_at_default', '-')} | "
+            f"{r.get('check_s') or '-'} |"
         )
     return "\n".join(lines)
 
@@ -636,6 +669,9 @@ def main() -> None:
     parser.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
     parser.add_argument("--discovery-interval", type=float, default=5.0,
                         help="--s3: WarehouseFeed's discovery_interval (default 5 s; the feed's own is 60)")
+    parser.add_argument("--proven-interval", type=float, default=DEFAULT_PROVEN_INTERVAL,
+                        help="--s3: SqsNotifier's proven_interval (default 1800 s); the idle window "
+                             "should exceed it so each table's safety checks fall in it")
     parser.add_argument("--wiring", default="prefix", choices=("prefix", "eventbridge"),
                         help="--s3: S3 -> SQS prefix rule per table, or one EventBridge wildcard rule")
     args = parser.parse_args()

@@ -1,6 +1,6 @@
 """The tables a :class:`~paimon_feed.feed.warehouse.WarehouseFeed` follows: discovery (a listing
 at the start, then every ``discovery_interval`` seconds or when the notifier sees a new table
-directory), one :class:`~paimon_feed.feed.ChangeFeed` per table on the shared notifier, a pump
+directory, or just the table a notifier's event names), one :class:`~paimon_feed.feed.ChangeFeed` per table on the shared notifier, a pump
 from each into the shared queue, and what a failed or dropped table changes.
 
 Items on the shared queue: ``(Followed, FeedBatch)`` pairs, :class:`Done` when every table's
@@ -18,8 +18,8 @@ from typing import Any
 from paimon_feed._aio import cancel_and_wait
 from paimon_feed.errors import TableNotFoundError
 from paimon_feed.feed.feed import ChangeFeed
-from paimon_feed.notifiers import Notifier
-from paimon_feed.routing import TableSelector, list_tables
+from paimon_feed.notifiers import Notifier, normalize_table_url
+from paimon_feed.routing import TableSelector, list_tables, table_of_url
 
 __all__ = ["Following", "Followed", "Done", "Failure"]
 
@@ -77,6 +77,7 @@ class Following:
         self._queue: asyncio.Queue[Any] | None = None
         self._tables: dict[str, Followed] = {}
         self._skipped: set[str] = set()
+        self._opening: dict[str, asyncio.Task[None]] = {}  # tables an event named, being opened
         self._closing = False
         self._relist = asyncio.Event()
         self._discovery: asyncio.Task[None] | None = None
@@ -87,9 +88,28 @@ class Following:
         before any table is followed."""
         self._notifier_for, self._queue = notifier_for, queue
 
-    def relist(self) -> None:
-        """List the warehouse again now (the notifier saw a new table directory)."""
-        self._relist.set()
+    def relist(self, table_url: str | None = None) -> None:
+        """A table may have appeared: open just the table at ``table_url`` when the notifier's
+        event named one under the warehouse (the listing stays the safety net), else list the
+        warehouse again now."""
+        name = table_of_url(normalize_table_url(self.warehouse), table_url)[0] if table_url else None
+        if name is None:
+            self._relist.set()
+            return
+        if self._closing or name in self._tables or name in self._skipped or name in self._opening:
+            return
+        if not self._selector.matches(name):
+            return
+        self._opening[name] = asyncio.get_running_loop().create_task(
+            self._follow_named(name), name=f"paimon-feed-open-{name}")
+
+    async def _follow_named(self, name: str) -> None:
+        try:
+            await self._follow(name, "earliest", initial=False)
+        finally:
+            self._opening.pop(name, None)
+        if name not in self._tables and name not in self._skipped and not self._closing:
+            self._relist.set()  # not openable yet (its schema not written): the listing looks again
 
     def start_discovery(self) -> None:
         """List the warehouse in the background from now on."""
@@ -127,7 +147,7 @@ class Following:
         for name in sorted(set(self._tables) - names):
             await self._end(self._tables[name], "dropped from the warehouse")
         self._skipped &= names  # a skipped table that was dropped may come back as a new one
-        new = sorted(names - set(self._tables) - self._skipped)
+        new = sorted(names - set(self._tables) - self._skipped - set(self._opening))
         semaphore = asyncio.Semaphore(_OPENING_AT_ONCE)
 
         async def follow(name: str) -> None:
@@ -140,6 +160,7 @@ class Following:
         """Stop discovery and every pump, then close every table's feed."""
         self._closing = True
         tasks = [t.pump for t in self._tables.values() if t.pump is not None]
+        tasks.extend(self._opening.values())
         if self._discovery is not None:
             tasks.append(self._discovery)
         await cancel_and_wait(tasks)

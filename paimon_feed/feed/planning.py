@@ -205,6 +205,18 @@ class Planning:
             return True
         return time.monotonic() - self._history_checked_at >= self.reconcile_interval
 
+    def _safety_check_deferred(self) -> bool:
+        """Whether a quiet wait's safety check can wait: while the notifier proves the pipe
+        alive for this table's warehouse, the table is checked every ``safety_interval`` (its
+        pipe check's ``proven_interval``) instead of every reconcile interval. Asked after each
+        reconcile interval, so a pipe check that fails brings the short interval back at once."""
+        interval = self.subscription.safety_interval(self.reconcile_interval)
+        if interval <= self.reconcile_interval or not self.subscription.push_healthy:
+            return False
+        deferred = time.monotonic() - self._history_checked_at < interval
+        self.stats.safety_checks_deferred += deferred
+        return deferred
+
     async def _recover(self, exc: SnapshotExpiredError | HistoryRewrittenError) -> int:
         """Apply the policy for ``exc`` (raise it, or publish where the feed restarts) and
         return the snapshot id planning goes on from."""
@@ -257,15 +269,18 @@ class Planning:
         elif healthy and self.stats.in_fallback:
             logger.info("feed for %s: push recovered, back to push", self.table_name)
         self.stats.in_fallback = not healthy
+        first = self.stats.wakeups == 0 and self.stats.reconciles == 0
         if not healthy:
             timeout = self.poll_interval
-        elif self.stats.wakeups == 0 and self.stats.reconciles == 0:
+        elif first:
             # The first wait after start-up is short, so a commit that raced the notifier's
             # start is not left to the reconcile interval.
             timeout = min(self.poll_interval, self.reconcile_interval)
         else:
             timeout = self.reconcile_interval
         wake = await self.subscription.wait(timeout)
+        while healthy and not first and wake.timed_out and not wake.hinted and self._safety_check_deferred():
+            wake = await self.subscription.wait(self.reconcile_interval)
         if wake.timed_out and not wake.hinted:
             self.stats.reconciles += 1
             self.stats.hints["fallback-poll" if not healthy else "reconcile"] += 1

@@ -42,6 +42,7 @@ class FeedMetrics:
     hints_by_source: dict[str, int] = field(default_factory=dict)
     wakeups: int = 0
     reconciles: int = 0
+    safety_checks_deferred: int = 0
     fallbacks: int = 0
     storage_retries: int = 0
     expired_restarts: int = 0
@@ -64,6 +65,7 @@ class FeedStats:
         self.hints: Counter[str] = Counter()
         self.wakeups = 0
         self.reconciles = 0
+        self.safety_checks_deferred = 0
         self.fallbacks = 0
         self.storage_retries = 0
         self.schema_changes = 0
@@ -122,6 +124,7 @@ class FeedStats:
             hints_by_source=dict(self.hints),
             wakeups=self.wakeups,
             reconciles=self.reconciles,
+            safety_checks_deferred=self.safety_checks_deferred,
             fallbacks=self.fallbacks,
             storage_retries=self.storage_retries,
             expired_restarts=expired_restarts,

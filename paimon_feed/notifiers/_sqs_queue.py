@@ -120,6 +120,16 @@ class SqsQueue:
             **self._credentials,
         )
 
+    def client_for(self, service: str, endpoint_url: str | None) -> Any:
+        """An aiobotocore client (an async context manager) of another service with this
+        queue's region and credentials: the pipe check's S3 client."""
+        config = self._config_class(connect_timeout=_CONNECT_TIMEOUT, read_timeout=30.0,
+                                    retries={"mode": "standard", "total_max_attempts": 2})
+        return self._get_session().create_client(
+            service, region_name=self._region_name, endpoint_url=endpoint_url, config=config,
+            **self._credentials,
+        )
+
     async def receive(self, *, wait: bool = True) -> list[dict[str, Any]]:
         """One long-poll receive: up to ``max_messages`` messages (none after the wait);
         ``wait=False`` returns at once (the first receive, which tells whether the queue works)."""

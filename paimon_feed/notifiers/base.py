@@ -19,7 +19,7 @@ import warnings
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlparse
 
 from paimon_feed._layout import is_local, local_path, local_url, snapshot_id_from_name
@@ -29,6 +29,7 @@ __all__ = [
     "Wake",
     "Subscription",
     "Notifier",
+    "WarehouseChange",
     "normalize_table_url",
     "snapshot_id_from_name",
 ]
@@ -61,6 +62,13 @@ def normalize_table_url(url: str) -> str:
     scheme = _SCHEME_ALIASES.get(scheme, scheme)
     path = parsed.path.rstrip("/")
     return f"{scheme}://{parsed.netloc}{path}"
+
+
+class WarehouseChange(Protocol):
+    """What :meth:`Notifier.watch_warehouse` calls: ``table_url`` names the table an event was
+    for when the notifier knows it (an S3 event), else ``None`` (a directory came or went)."""
+
+    def __call__(self, table_url: str | None = None) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -141,6 +149,11 @@ class Subscription:
     def push_healthy(self) -> bool:
         """Whether push works for this table: the notifier's source, and this table's watch."""
         return self.notifier.healthy and self._table_push_healthy
+
+    def safety_interval(self, reconcile_interval: float) -> float:
+        """How long the feed may wait without a hint before its next safety check: longer than
+        ``reconcile_interval`` only while the notifier proves its pipe alive for this table."""
+        return self.notifier.safety_interval(self.table_url, reconcile_interval)
 
     def push_lost(self) -> None:
         """The notifier lost push for this table (a watch died): count it and wake the feed,
@@ -276,12 +289,18 @@ class Notifier:
     def _on_unsubscribe(self, subscription: Subscription) -> None:
         """Subclass hook: stop watching when nobody follows the table any more."""
 
-    def watch_warehouse(self, warehouse: str, on_change: Callable[[], None]) -> Callable[[], None] | None:
+    def watch_warehouse(self, warehouse: str, on_change: WarehouseChange) -> Callable[[], None] | None:
         """Call ``on_change()`` (on the event loop) whenever a database or table directory of
-        ``warehouse`` appears or disappears, so a warehouse feed finds new tables without
+        ``warehouse`` appears or disappears (``on_change(table_url)`` when an event names the table), so a warehouse feed finds new tables without
         waiting for its next listing. Returns a function that stops it, or ``None`` if this
         notifier cannot tell (the feed then relies on its listing)."""
         return None
+
+    def safety_interval(self, table_url: str, reconcile_interval: float) -> float:
+        """Seconds a table at ``table_url`` may go without a safety check: ``reconcile_interval``
+        unless the notifier proves, for the table's whole warehouse, that events still arrive
+        (:class:`~paimon_feed.notifiers.sqs.SqsNotifier`'s pipe check)."""
+        return reconcile_interval
 
     def subscribed_tables(self) -> list[str]:
         return list(self._subscriptions)

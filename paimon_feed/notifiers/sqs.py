@@ -47,7 +47,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from paimon_feed._aio import cancel_and_wait
+from paimon_feed.aws._diagnosis import keys_in_message
 from paimon_feed.errors import ConfigurationError, MissingDependencyError, NotifierError
+from paimon_feed.notifiers._pipe_check import PipeCheck
 from paimon_feed.notifiers._sqs_queue import (
     MAX_BATCH,
     SqsQueue,
@@ -55,7 +57,13 @@ from paimon_feed.notifiers._sqs_queue import (
     region_from_queue_url,
     start_problem,
 )
-from paimon_feed.notifiers.base import Notifier, SnapshotHint, Subscription, normalize_table_url
+from paimon_feed.notifiers.base import (
+    Notifier,
+    SnapshotHint,
+    Subscription,
+    WarehouseChange,
+    normalize_table_url,
+)
 from paimon_feed.notifiers.events import MalformedMessageError, parse_message
 
 __all__ = [
@@ -90,6 +98,12 @@ class SqsNotifier(Notifier):
     ``failure_threshold`` consecutive receive failures the notifier reports itself unhealthy;
     it retries after ``retry_backoff[0]`` seconds, doubling up to ``retry_backoff[1]``.
 
+    For each warehouse a :class:`~paimon_feed.WarehouseFeed` follows through it, a probe is put
+    every ``pipe_check_interval`` seconds (``None``: never) and its event awaited for
+    ``pipe_check_timeout``; while they arrive, that warehouse's tables run their safety check
+    every ``proven_interval`` seconds (:mod:`paimon_feed.notifiers._pipe_check`). The probes'
+    S3 client uses ``s3_endpoint_url`` (default: the boto environment, ``AWS_ENDPOINT_URL_S3``).
+
     The receive loop starts at the first :meth:`subscribe`, which must run inside the event
     loop that will wait on the subscriptions. Use as an async context manager or call
     :meth:`close`.
@@ -113,6 +127,10 @@ class SqsNotifier(Notifier):
         buckets: Iterable[str] | None = None,
         failure_threshold: int = 3,
         retry_backoff: tuple[float, float] = (0.5, 30.0),
+        pipe_check_interval: float | None = 60.0,
+        pipe_check_timeout: float = 30.0,
+        proven_interval: float = 1800.0,
+        s3_endpoint_url: str | None = None,
     ) -> None:
         super().__init__()
         if not isinstance(queue_url, str) or not queue_url.strip():
@@ -138,6 +156,10 @@ class SqsNotifier(Notifier):
                 f"SqsNotifier: retry_backoff must be (initial, max) seconds with "
                 f"0 < initial <= max, got {retry_backoff!r}"
             )
+        for name, value in (("pipe_check_interval", pipe_check_interval or 1.0),
+                            ("pipe_check_timeout", pipe_check_timeout), ("proven_interval", proven_interval)):
+            if not value > 0:
+                raise ConfigurationError(f"SqsNotifier: {name} must be > 0 seconds, got {value!r}")
         self.queue_url = queue_url.strip()
         self.endpoint_url = endpoint_url
         self.region_name = region_name or region_from_queue_url(self.queue_url)
@@ -155,13 +177,16 @@ class SqsNotifier(Notifier):
             wait_time_seconds=wait_time_seconds,
             max_messages=max_messages,
         )
+        self._pipe_check = None if pipe_check_interval is None else PipeCheck(
+            repr(self), lambda: self._queue.client_for("s3", s3_endpoint_url),
+            interval=pipe_check_interval, timeout=pipe_check_timeout, proven_interval=proven_interval)
         self.delete_malformed = delete_malformed
         self.delete_unmatched = delete_unmatched
         self.buckets = frozenset(buckets) if buckets is not None else None
         self.failure_threshold = failure_threshold
         self.retry_backoff = (float(initial_backoff), float(max_backoff))
         self._task: asyncio.Task[None] | None = None
-        self._warehouse_watches: list[tuple[str, Callable[[], None]]] = []
+        self._warehouse_watches: list[tuple[str, WarehouseChange]] = []
         #: done once the first receive answered (or failed); see :meth:`ready`
         self._first_receive: asyncio.Future[None] | None = None
         #: why the queue cannot be used at all, found by the first receive
@@ -211,6 +236,7 @@ class SqsNotifier(Notifier):
             "receive_errors": self.receive_errors,
             "delete_errors": self.delete_errors,
             "consecutive_failures": self.consecutive_failures,
+            **(self._pipe_check.metrics() if self._pipe_check is not None else {}),
         }
 
     # lifecycle ---------------------------------------------------------------------------
@@ -236,8 +262,8 @@ class SqsNotifier(Notifier):
         self._task = loop.create_task(self._receive_loop(), name=f"paimon-feed {self!r}")
         self._task.add_done_callback(self._on_loop_done)
 
-    def watch_warehouse(self, warehouse: str, on_change: Callable[[], None]) -> Callable[[], None] | None:
-        """Call ``on_change()`` when a snapshot event names a table under the ``s3://``
+    def watch_warehouse(self, warehouse: str, on_change: WarehouseChange) -> Callable[[], None] | None:
+        """Call ``on_change(table_url)`` when a snapshot event names a table under the ``s3://``
         ``warehouse`` that no feed follows yet: with warehouse-wide wiring (``paimon-feed
         wire``), a new table's first commit is found by its event, not by the next listing."""
         if not warehouse.startswith(("s3://", "s3a://", "s3n://")):
@@ -245,13 +271,22 @@ class SqsNotifier(Notifier):
         watch = (normalize_table_url(warehouse) + "/", on_change)
         self._warehouse_watches.append(watch)
         self._start_receiving(f"watch_warehouse({warehouse!r})")
+        if self._pipe_check is not None:
+            self._pipe_check.watch(warehouse)
         return lambda: self._warehouse_watches.remove(watch) if watch in self._warehouse_watches else None
+
+    def safety_interval(self, table_url: str, reconcile_interval: float) -> float:
+        """``proven_interval`` for a table whose warehouse's pipe check passes, else
+        ``reconcile_interval`` (see :mod:`paimon_feed.notifiers._pipe_check`)."""
+        if self._pipe_check is None or not self.healthy:
+            return reconcile_interval
+        return self._pipe_check.safety_interval(normalize_table_url(table_url) + "/", reconcile_interval)
 
     def _announce_new_table(self, hint: SnapshotHint) -> int:
         """Tell the warehouse watches that cover an unfollowed table; how many did."""
         watches = [on_change for prefix, on_change in self._warehouse_watches if hint.table_url.startswith(prefix)]
         for on_change in watches:
-            on_change()
+            on_change(hint.table_url)
         return len(watches)
 
     async def ready(self) -> None:
@@ -268,6 +303,8 @@ class SqsNotifier(Notifier):
         task, self._task = self._task, None
         if task is not None:
             await cancel_and_wait([task])
+        if self._pipe_check is not None:
+            await self._pipe_check.close()
         self._answered()
 
     def _answered(self) -> None:
@@ -376,6 +413,8 @@ class SqsNotifier(Notifier):
             )
             return False
         if not hints:
+            if self._pipe_check is not None and any(map(self._pipe_check.heard, keys_in_message(message.get("Body", "")))):
+                return True
             self.messages_ignored += 1
             return True
         receivers = sum([self._dispatch(hint) or self._announce_new_table(hint) for hint in hints])
