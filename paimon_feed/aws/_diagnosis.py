@@ -1,4 +1,5 @@
-"""What ``check`` reads in queue policies and messages, pure (no I/O).
+"""What ``check`` reads in queue policies, pure (no I/O); the keys a message names are read
+by :func:`paimon_feed.notifiers.events.keys_in_message`.
 
 >>> policy = '''{"Statement": [{"Effect": "Allow", "Principal": {"Service": "s3.amazonaws.com"},
 ...   "Action": "sqs:SendMessage", "Resource": "arn:aws:sqs:us-east-1:1:q",
@@ -10,9 +11,6 @@ False
 >>> policy_allows(policy, "events.amazonaws.com", "arn:aws:events:us-east-1:1:rule/r",
 ...               "arn:aws:sqs:us-east-1:1:q")
 False
->>> sorted(keys_in_message('{"detail-type": "Object Created", "source": "aws.s3",'
-...                        ' "detail": {"object": {"key": "wh/a b"}}}'))
-['wh/a b']
 """
 
 from __future__ import annotations
@@ -21,9 +19,8 @@ import fnmatch
 import json
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import unquote_plus
 
-__all__ = ["keys_in_message", "policy_allows"]
+__all__ = ["policy_allows"]
 
 _SOURCE_ARN = "aws:sourcearn"
 
@@ -90,28 +87,3 @@ def policy_allows(policy: str | None, service: str, source_arn: str, queue_arn: 
     return any(s.get("Effect") == "Allow" for s in applying) and not any(
         s.get("Effect") == "Deny" for s in applying
     )
-
-
-def keys_in_message(body: str) -> set[str]:
-    """The object keys an S3 event names, in any of its envelopes (S3, SNS, EventBridge);
-    nothing for a body that is none of them."""
-    try:
-        event = json.loads(body)
-    except ValueError:
-        return set()
-    if isinstance(event, Mapping) and isinstance(event.get("Message"), str):
-        return keys_in_message(event["Message"])  # SNS
-    if not isinstance(event, Mapping):
-        return set()
-    keys: set[str] = set()
-    detail = event.get("detail")
-    if isinstance(detail, Mapping) and isinstance(detail.get("object"), Mapping):
-        key = detail["object"].get("key")
-        if isinstance(key, str):
-            keys.add(key)  # EventBridge: not URL-encoded
-    for record in _as_list(event.get("Records")):
-        s3 = record.get("s3") if isinstance(record, Mapping) else None
-        key = s3.get("object", {}).get("key") if isinstance(s3, Mapping) else None
-        if isinstance(key, str):
-            keys.add(unquote_plus(key))
-    return keys

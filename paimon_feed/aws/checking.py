@@ -30,8 +30,9 @@ from typing import Any
 
 from paimon_feed.aws import _documents as w
 from paimon_feed.aws._clients import Clients, aws_call, error_code
-from paimon_feed.aws._diagnosis import keys_in_message, policy_allows
+from paimon_feed.aws._diagnosis import policy_allows
 from paimon_feed.errors import ConfigurationError
+from paimon_feed.notifiers.events import keys_in_message
 
 __all__ = ["CheckResult", "check"]
 

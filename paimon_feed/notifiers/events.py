@@ -46,6 +46,7 @@ from paimon_feed.notifiers.base import SnapshotHint, normalize_table_url
 from paimon_feed.start import MAX_SNAPSHOT_ID
 
 __all__ = [
+    "keys_in_message",
     "MAX_REASON_CHARS",
     "MalformedMessageError",
     "parse_message",
@@ -336,3 +337,40 @@ def _optional_str(value: Any) -> str | None:
 
 def _shorten(text: str) -> str:
     return text if len(text) <= MAX_REASON_CHARS else text[: MAX_REASON_CHARS - 1] + "…"
+
+
+def keys_in_message(body: str) -> set[str]:
+    """The object keys an S3 event names, in any of its envelopes (S3, SNS, EventBridge);
+    nothing for a body that is none of them. Never raises: ``check`` and the pipe check read
+    every message with it, Paimon's or not.
+
+    >>> sorted(keys_in_message('{"detail-type": "Object Created", "source": "aws.s3",'
+    ...                        ' "detail": {"object": {"key": "wh/a b"}}}'))
+    ['wh/a b']
+    >>> keys_in_message("not json")
+    set()
+    """
+    try:
+        event = json.loads(body)
+    except ValueError:
+        return set()
+    if isinstance(event, Mapping) and isinstance(event.get("Message"), str):
+        return keys_in_message(event["Message"])  # SNS
+    if not isinstance(event, Mapping):
+        return set()
+    keys: set[str] = set()
+    detail = event.get("detail")
+    if isinstance(detail, Mapping) and isinstance(detail.get("object"), Mapping):
+        key = detail["object"].get("key")
+        if isinstance(key, str):
+            keys.add(key)  # EventBridge: not URL-encoded
+    for record in _records_list(event.get("Records")):
+        s3 = record.get("s3") if isinstance(record, Mapping) else None
+        key = s3.get("object", {}).get("key") if isinstance(s3, Mapping) else None
+        if isinstance(key, str):
+            keys.add(unquote_plus(key))
+    return keys
+
+
+def _records_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []

@@ -47,7 +47,6 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from paimon_feed._aio import cancel_and_wait
-from paimon_feed.aws._diagnosis import keys_in_message
 from paimon_feed.errors import ConfigurationError, MissingDependencyError, NotifierError
 from paimon_feed.notifiers._pipe_check import PipeCheck
 from paimon_feed.notifiers._sqs_queue import (
@@ -64,7 +63,7 @@ from paimon_feed.notifiers.base import (
     WarehouseChange,
     normalize_table_url,
 )
-from paimon_feed.notifiers.events import MalformedMessageError, parse_message
+from paimon_feed.notifiers.events import MalformedMessageError, keys_in_message, parse_message
 
 __all__ = [
     "QUEUE_URL_ENV",
