@@ -273,7 +273,8 @@ def expire_consumers(
 
 
 def _delete(table: Any, consumer_id: str) -> None:
-    """Delete the consumer file, then our mark file beside it (:mod:`paimon_feed.checkpoint.marks`).
+    """Delete the consumer file, then our side files beside it: the mark
+    (:mod:`paimon_feed.checkpoint.marks`) and the runner's batch record.
 
     A mark left behind would be ignored (its ``nextSnapshot`` matches no new checkpoint), so
     failing to delete it only leaves clutter: logged, not raised, once the consumer is gone.
@@ -284,8 +285,9 @@ def _delete(table: Any, consumer_id: str) -> None:
         store.delete_mark()
     except OSError as exc:
         logger.warning(
-            "consumer %s deleted, but not its mark file %s (%s); delete it by hand, or leave it: "
-            "it is never read without the consumer file", consumer_id, store.mark_path, exc,
+            "consumer %s deleted, but not all its side files (%s, %s): delete them by hand, or a "
+            "new consumer of the same id may replay the old one's batch in flight",
+            consumer_id, store.mark_path, exc,
         )
 
 

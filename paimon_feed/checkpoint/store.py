@@ -25,11 +25,17 @@ from paimon_feed.checkpoint.local import adopt_stray, advance_file, atomic_write
 from paimon_feed.checkpoint.s3 import advance_object, read_object, s3_location
 from paimon_feed.errors import CheckpointError, CheckpointStorageError, MissingDependencyError
 
-__all__ = ["DEFAULT_MAX_ATTEMPTS", "CheckpointStore"]
+__all__ = ["DEFAULT_MAX_ATTEMPTS", "SIDE_FILES", "CheckpointStore"]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_ATTEMPTS = 5
+
+#: The suffixes of a consumer's other side files (:meth:`CheckpointStore.side_path`), removed
+#: with the consumer: ``batch``, the ``foreach_batch`` runner's batch in flight
+#: (``paimon_feed.spark.batch_log``), which would otherwise be replayed by a new consumer of the
+#: same id.
+SIDE_FILES = ("batch",)
 
 
 class CheckpointStore:
@@ -178,8 +184,11 @@ class CheckpointStore:
         marks.save_mark(self._write, self.mark_path, next_snapshot_id, mark)
 
     def delete_mark(self) -> None:
-        """Remove the mark file, if any (with the consumer it belongs to)."""
+        """Remove the mark file and the other side files (:data:`SIDE_FILES`), if any: they go
+        with the consumer they belong to."""
         marks.delete_mark(self.file_io, self.mark_path)
+        for suffix in SIDE_FILES:
+            marks.delete_mark(self.file_io, self.side_path(suffix))
 
     def side_path(self, suffix: str) -> str:
         """Another side file of this consumer, ``consumer/.paimon-feed-<id>.<suffix>`` (a name

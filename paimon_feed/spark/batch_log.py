@@ -35,7 +35,7 @@ __all__ = ["BatchRecord", "BatchLog", "next_batch_id"]
 
 logger = logging.getLogger(__name__)
 
-SUFFIX = "batch"
+SUFFIX = "batch"  # one of checkpoint.store.SIDE_FILES: deleted with the consumer
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from paimon_feed.checkpoint import CheckpointStore
+from paimon_feed.consumers import delete_consumer
 from paimon_feed.errors import CheckpointError
 from paimon_feed.spark.batch_log import BatchLog, BatchRecord
 from paimon_feed.spark.offsets import FeedOffset
@@ -34,3 +35,15 @@ def test_a_damaged_record_names_the_file_and_what_to_do(log):
     log._store.save_side("batch", '{"batchId": -1, "end": {"snapshot": 3}}')
     with pytest.raises(CheckpointError, match=r"\.paimon-feed-etl\.batch.*delete it"):
         log.load()
+
+
+def test_deleting_the_consumer_deletes_its_batch_record(paimon):
+    """A new consumer of the same id must not replay the deleted one's batch in flight."""
+    table = paimon.create_append_table()
+    store = CheckpointStore.for_table(table, "etl")
+    store.save(3)
+    log = BatchLog(store)
+    log.save(BatchRecord(9, FeedOffset.position(3).after_changes(9)))
+    delete_consumer(table, "etl")
+    assert log.load() is None
+    assert store.load() is None
