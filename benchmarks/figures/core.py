@@ -135,7 +135,7 @@ def _scenario(outcome: dict) -> str:
         return f"crash: consumer SIGKILLed {notes['kills']} times at random while a writer commits"
     if name == "chaos":
         c = notes["chaos"]
-        # The 200 ms bound is the ChaosNotifier's max_delay setting in reliability.py.
+        # The 200 ms bound is the ChaosNotifier's max_delay setting in reliability_chaos.py.
         return (f"chaos: of {c['received']} hints {c['dropped']} dropped, {c['duplicated']} duplicated, "
                 f"{c['held_back']} reordered, all delayed ≤ 200 ms")
     if name == "faults":
