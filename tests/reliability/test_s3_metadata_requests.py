@@ -97,10 +97,11 @@ def test_a_missing_snapshot_is_not_an_error_and_a_denied_read_is_a_storage_error
         Planner(table).next_batches(1, limit=1)
 
 
-def test_an_idle_push_feed_reads_one_file_per_safety_check(proxied, s3_queue):
-    """Under push every commit is announced, so the safety check is the read of the next
-    snapshot alone: no hint files, no expiry check (an idle feed's next snapshot cannot have
-    expired, it does not exist yet)."""
+def test_an_idle_push_feed_reads_two_files_per_safety_check(proxied, s3_queue):
+    """Under push every commit is announced, so the safety check reads the next snapshot and,
+    for the history check (a table re-created with a single commit has no next snapshot to
+    show it), the anchor: no hint files, no expiry check (an idle feed's next snapshot cannot
+    have expired, it does not exist yet)."""
     from paimon_feed.notifiers.sqs import SqsNotifier
 
     written, table, proxy = proxied
@@ -120,8 +121,11 @@ def test_an_idle_push_feed_reads_one_file_per_safety_check(proxied, s3_queue):
             return proxy.history_lines(r"/db\.db/events/")
 
     lines = asyncio.run(idle())
-    assert 3 <= len(lines) <= 6, lines  # about one safety check per 0.5 s
-    assert all(re.search(r"GET \S+/snapshot/snapshot-2 -> 404", line) for line in lines), lines
+    next_reads = [line for line in lines if re.search(r"GET \S+/snapshot/snapshot-2 -> 404", line)]
+    anchor_reads = [line for line in lines if re.search(r"GET \S+/snapshot/snapshot-1 -> 200", line)]
+    assert len(next_reads) + len(anchor_reads) == len(lines), lines  # nothing else is read
+    assert 3 <= len(next_reads) <= 6, lines  # about one safety check per 0.5 s
+    assert abs(len(anchor_reads) - len(next_reads)) <= 1, lines  # each check reads the anchor too
 
 
 def test_without_boto3_the_planner_reads_through_pyarrow(proxied, monkeypatch):
