@@ -11,6 +11,7 @@ import os
 from urllib.parse import urlparse
 
 from hdfs_cluster import classpath
+from hdfs_feeds import PUSH_ONLY
 from hdfs_native import Client
 from support.feeds import consume
 from support.tables import catalog, commit, create_append_table, create_pk_table
@@ -18,9 +19,6 @@ from test_hdfs_follow import batch_read, fold_changelog
 
 from paimon_feed import ChangeFeed
 from paimon_feed.notifiers import HdfsNotifier, _hdfs_stream
-
-# Only a hint can wake these feeds within the test: no polling, no safety check.
-PUSH_ONLY = {"poll_interval": 3600, "reconcile_interval": 3600}
 
 
 def test_hdfs_native_and_pypaimon_reach_the_nameservice_from_hadoop_conf_dir(hdfs_ha, monkeypatch):

@@ -12,15 +12,13 @@ import logging
 import threading
 
 from hdfs_cluster import classpath, until
+from hdfs_feeds import PUSH_ONLY
 from support.feeds import consume
 from support.tables import catalog, commit, create_append_table, create_pk_table
 from test_hdfs_follow import read_until_rewritten
 
 from paimon_feed import ChangeFeed
 from paimon_feed.notifiers import HdfsNotifier, _hdfs_stream
-
-# Only a hint can wake these feeds within the test: no polling, no safety check.
-PUSH_ONLY = {"poll_interval": 3600, "reconcile_interval": 3600}
 
 
 def test_purged_edits_start_the_stream_at_the_current_transaction_and_check_every_table(
