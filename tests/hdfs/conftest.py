@@ -47,7 +47,8 @@ def hdfs():
 @pytest.fixture(scope="session")
 def hdfs_ha():
     """A MiniDFSCluster with an HA nameservice (two NameNodes, the first active), reached as
-    ``hdfs://<nameservice>`` through the client conf in ``hdfs_ha.conf_dir``."""
+    ``hdfs://<nameservice>`` through the client conf in ``hdfs_ha.conf_dir``. A failover test
+    leaves one of them down (``kill-active``): the nameservice still serves."""
     yield from _cluster("ha")
 
 

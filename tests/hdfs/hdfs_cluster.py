@@ -5,7 +5,7 @@ source and classpath. It starts one of three topologies (``single``: one NameNod
 logical nameservice with two NameNodes; ``federated``: two nameservices behind a ``viewfs://``
 mount table), writes the clients' ``core-site.xml`` and ``hdfs-site.xml`` into ``conf_dir`` (a
 ``HADOOP_CONF_DIR``), prints the cluster's URLs and its NameNode's HTTP port, then takes commands
-(:meth:`HdfsCluster.command`: ``failover``, ``kill-active``, ``restart N``, ``purge``); it stops
+(:meth:`HdfsCluster.command`: ``failover``, ``kill-active``, ``purge``, ``txid``); it stops
 the cluster when its stdin closes. NameNode calls are counted from the NameNode's own
 per-method RPC metrics (``RpcDetailedActivityForPort<port>`` on ``/jmx``): an oracle outside
 the project for what the feed and the notifier cost.
@@ -100,8 +100,8 @@ class HdfsCluster:
         self._commands = threading.Lock()
 
     def command(self, line: str) -> dict:
-        """Run one of the launcher's commands (``failover``, ``kill-active``, ``restart N``,
-        ``purge``, ``txid``) and return its JSON answer; raise if it failed."""
+        """Run one of the launcher's commands (``failover``, ``kill-active``, ``purge``, ``txid``)
+        and return its JSON answer; raise if it failed."""
         with self._commands:
             assert self.process.stdin is not None and self.process.stdout is not None
             self.process.stdin.write(line + "\n")

@@ -37,8 +37,7 @@ import org.apache.hadoop.security.UserGroupInformation;
  *
  * <p>Then reads commands from stdin, one a line, and answers each with one JSON line:
  * {@code failover} (the active NameNode becomes standby, the other active), {@code kill-active}
- * (the active NameNode is shut down and the other made active), {@code restart N} (NameNode N
- * started again, as a standby), {@code purge} (checkpoint and purge every edit log segment before
+ * (the active NameNode is shut down and the other made active; it stays down), {@code purge} (checkpoint and purge every edit log segment before
  * it), {@code txid}. Stops the cluster cleanly and exits when stdin closes, so a test session that
  * dies leaves no NameNode behind.
  */
@@ -162,14 +161,6 @@ public final class HdfsCluster {
                 cluster.shutdownNameNode(active);
                 cluster.transitionToActive(1 - active);
                 return "{\"active\": " + (1 - active) + ", \"killed\": " + active + "}";
-            }
-            case "restart": {
-                int index = Integer.parseInt(words[1]);
-                cluster.restartNameNode(index, false);
-                if (nameNodes > 1 && cluster.getNameNode(index).isActiveState()) {
-                    cluster.transitionToStandby(index);
-                }
-                return "{\"restarted\": " + index + "}";
             }
             case "purge": {
                 int active = active(cluster, nameNodes);
