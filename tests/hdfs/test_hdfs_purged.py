@@ -39,11 +39,14 @@ def test_purged_edits_start_the_stream_at_the_current_transaction_and_check_ever
     # While the helper is down the tables are looked at once (and woken), then not for an hour.
     notifier = HdfsNotifier(required=True, hadoop_classpath=classpath(), interval=3600)
 
+    relisted = []  # a WarehouseFeed's on_change: the gap may hold new tables
+
     async def main():
         async with notifier, \
                 ChangeFeed(events, consumer_id="etl", start="earliest", notifier=notifier, **PUSH_ONLY) as a, \
                 ChangeFeed(orders, consumer_id="etl", start="earliest", notifier=notifier, **PUSH_ONLY) as b:
             (stream,) = _hdfs_stream._shared.values()
+            notifier.watch_warehouse(hdfs_warehouse, lambda: relisted.append(stream.missed))
             commit(events, 0)
             commit(orders, 0)
             await consume(a, until=lambda d: 0 in d.commits)
@@ -72,6 +75,7 @@ def test_purged_edits_start_the_stream_at_the_current_transaction_and_check_ever
     advanced.assert_exactly(events, [1, 2])
     assert rewritten.snapshot_id == 1 and "db.orders" in str(rewritten)
     assert metrics.hints_by_source.get("hdfs-missed", 0) >= 1
+    assert relisted == [1]  # the warehouse is listed again once, for the gap, and for nothing else
     # Started again from where it left off, found those edits purged, and went on from the
     # current transaction: past the checkpoint, not back at the old one.
     assert stream.started_from == [-1, left_at]
