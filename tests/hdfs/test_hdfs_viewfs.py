@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 
+import pytest
 from hdfs_cluster import classpath
 from hdfs_feeds import PUSH_ONLY, warehouse_finds_a_new_table
 from hdfs_native import Client
@@ -16,7 +17,7 @@ from support.feeds import consume
 from support.tables import catalog, commit, create_append_table, create_pk_table
 from test_hdfs_follow import batch_read, fold_changelog
 
-from paimon_feed import ChangeFeed
+from paimon_feed import ChangeFeed, ConfigurationError
 from paimon_feed.notifiers import HdfsNotifier, _hdfs_stream
 
 
@@ -71,3 +72,20 @@ def test_a_viewfs_warehouse_feed_finds_a_new_table_through_its_nameservice_strea
     *_, namespaces = run(warehouse_finds_a_new_table(
         warehouse, notifier, on_found=lambda: [stream.namespace for stream in _hdfs_stream._shared.values()]))
     assert namespaces == [hdfs_federated.urls[1]]  # the stream of the nameservice the mount point leads to
+
+
+def test_a_viewfs_table_whose_mount_table_is_not_in_hadoop_conf_dir_is_refused_by_name(hdfs_federated, monkeypatch):
+    # pypaimon gets the mount table from a catalog option; the notifier reads HADOOP_CONF_DIR only.
+    monkeypatch.delenv("HADOOP_CONF_DIR", raising=False)
+    warehouse = f"{hdfs_federated.viewfs}{hdfs_federated.mounts[0]}/wh-noconf-{os.getpid()}"
+    table = create_append_table(catalog(warehouse, {"hdfs.conf-dir": hdfs_federated.conf_dir}))
+    commit(table, 0)
+
+    async def main():
+        async with ChangeFeed(table, start="earliest", notifier=HdfsNotifier(required=True, hadoop_classpath=classpath())):
+            pass
+
+    with pytest.raises(ConfigurationError, match=r"notifier='hdfs' cannot read .*viewfs://feedfed: no mount point "
+                                                 r"of the viewfs mount table in HADOOP_CONF_DIR"):
+        run(main())
+    assert _hdfs_stream._shared == {}
