@@ -28,8 +28,10 @@ def is_s3_warehouse(warehouse: str) -> bool:
 def check_pipe_options(pipe_check_interval: float | None, pipe_check_timeout: float, proven_interval: float) -> None:
     """Raise :class:`ConfigurationError` on an SqsNotifier's pipe check option that is not a
     positive number of seconds (``pipe_check_interval`` may be ``None``: no check)."""
-    for name, value in (("pipe_check_interval", pipe_check_interval or 1.0),
-                        ("pipe_check_timeout", pipe_check_timeout), ("proven_interval", proven_interval)):
+    options = {"pipe_check_timeout": pipe_check_timeout, "proven_interval": proven_interval}
+    if pipe_check_interval is not None:
+        options["pipe_check_interval"] = pipe_check_interval
+    for name, value in options.items():
         if not value > 0:
             raise ConfigurationError(f"SqsNotifier: {name} must be > 0 seconds, got {value!r}")
 
