@@ -13,7 +13,10 @@ Maven serves) serve two batch shapes exactly:
   one and drops retractions (``IncrementalStartingScanner``, ``MergeFileSplitRead``); our reader
   gives each change as written. Both agree when every bucket of the batch holds one data file
   with no retracted rows (a file's keys are unique), which is what the planned splits are
-  checked for; each delta batch is one connector read, their union the DataFrame.
+  checked for; each delta batch is one connector read, their union the DataFrame. A file's
+  retractions are known from its ``delete_row_count``, which Java's writers record and
+  pypaimon 2.1's always write as 0: a table with ``rowkind.field`` (pypaimon's only way to
+  write retractions) has no delta hand-off.
 
 Other shapes (a ``changelog`` table, whose 0.9 read would fold a key's ``-U``/``+U`` pair; a
 ``catch-up`` range, an ``overwrite`` read, a bucket with several files or retractions, a batch
@@ -165,11 +168,11 @@ def _one_file_per_bucket(batch: FeedBatch) -> str | None:
     return None
 
 
-def connector_reads(
-    batches: Sequence[FeedBatch], schema_id: int, latest_schema_id: int
-) -> list[ConnectorRead] | str:
-    """The connector reads that give exactly the rows of ``batches``, or why there are none
-    (the batch's shape, a colon, the details)."""
+def connector_reads(batches: Sequence[FeedBatch], schema_id: int, table: Any) -> list[ConnectorRead] | str:
+    """The connector reads that give exactly the rows of ``batches`` of ``table`` (pypaimon's),
+    or why there are none (the batch's shape, a colon, the details)."""
+    latest_schema_id = table.table_schema.id
+    unrecorded = "rowkind.field" in table.table_schema.options
     if schema_id != latest_schema_id:
         return f"an older schema: the batch is in schema {schema_id}, Paimon 0.9 reads in the latest ({latest_schema_id})"
     reads = []
@@ -177,7 +180,9 @@ def connector_reads(
         if batch.kind == "full":
             reads.append(ConnectorRead(batch.snapshot_id))
         elif batch.kind == "delta":
-            why = _one_file_per_bucket(batch)
+            why = _one_file_per_bucket(batch) if not unrecorded else (
+                "retractions unrecorded: the table has rowkind.field, and pypaimon's writer does "
+                "not count a file's retracted rows")
             if why is not None:
                 return why
             reads.append(ConnectorRead(batch.snapshot_id, batch.first_snapshot_id))

@@ -130,7 +130,7 @@ class RunnerPlanner:
         exactly its rows; otherwise ``None``, the reason logged once per kind of batch."""
         if self.reader.reader != "connector":
             return None
-        reads = connector_reads(batches, schema_id, self.driver.table.table_schema.id)
+        reads = connector_reads(batches, schema_id, self.driver.table)
         if isinstance(reads, str):
             shape = reads.split(":")[0]
             if shape not in self._refusals:
