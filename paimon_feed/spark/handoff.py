@@ -117,9 +117,9 @@ def probe_connector(spark: Any, table_path: str) -> str | None:
 
 
 def _feed_reason(table: Any) -> str:
-    from paimon_feed.planner._native_read import native_available
+    from paimon_feed.planner.read import native_reads_available
 
-    engine = "[native] pypaimon-rust merges where exact" if native_available() else "pypaimon"
+    engine = "[native] pypaimon-rust merges where exact" if native_reads_available() else "pypaimon"
     return f"paimon-feed's executors ({engine})"
 
 
