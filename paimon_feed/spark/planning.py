@@ -39,7 +39,8 @@ logger = logging.getLogger(__name__)
 class Planned:
     """One batch for ``fn``: it ends at ``end``; ``groups`` is ``None`` when its snapshots hold
     no rows to read (a compaction): then nothing is called, only progress moves.
-    ``connector``: the reads that hand the batch to Paimon's connector (``reader``), if any."""
+    ``connector``: the reads that hand the batch to Paimon's connector (``reader``), if any;
+    then ``groups`` is empty (the connector plans its own splits)."""
 
     end: FeedOffset
     groups: Sequence[SplitGroup] | None
@@ -123,7 +124,10 @@ class RunnerPlanner:
             mark = self.driver.planner.snapshot_mark(last)
             end = position.after_changes(last, mark.digest() if mark is not None else None)
             batches = [b for b in batches if b.snapshot_id <= last]
-        return Planned(end, self._pack(batches, schema_id), schema_id, self._hand_off(batches, schema_id))
+        reads = self._hand_off(batches, schema_id)
+        if reads is not None:  # the connector plans its own splits
+            return Planned(end, (), schema_id, reads)
+        return Planned(end, self._pack(batches, schema_id), schema_id)
 
     def _hand_off(self, batches: Sequence[FeedBatch], schema_id: int) -> tuple[ConnectorRead, ...] | None:
         """The connector reads of the batch when the connector reads this table and can give
