@@ -61,6 +61,7 @@ from benchmarks.figures.spark import (
     spark_targets,
     spark_vs_java,
 )
+from benchmarks.figures.spark_handoff import spark_handoff, spark_handoff_phases
 from benchmarks.figures.spark_runner import spark_runner
 from benchmarks.figures.warehouse import warehouse_memory, warehouse_table
 
@@ -70,10 +71,12 @@ MARKER = re.compile(r"<!-- bench:(?P<name>[\w-]+) -->(?P<body>.*?)<!-- /bench:(?
 def load_results(results: Path = RESULTS) -> dict[str, Any]:
     """``{"core": ..., "s3": ..., "spark": ..., "spark_long_running": ..., "reliability": ...,
     "catchup": ..., "consumer_commit": ..., "native": ..., "integrity": ..., "warehouse": ...,
-    "spark_merged": ..., "spark_runner": ..., "hdfs": ...}`` from the result files."""
+    "spark_merged": ..., "spark_runner": ..., "spark_handoff": ..., "hdfs": ...}`` from the
+    result files."""
     names = (
         "core", "s3", "spark", "spark_long_running", "reliability", "catchup", "consumer_commit",
-        "native", "integrity", "warehouse", "spark_merged", "spark_runner", "hdfs",
+        "native", "integrity", "warehouse", "spark_merged", "spark_runner", "spark_handoff",
+        "hdfs",
     )
     return {name: json.loads((results / f"{name}.json").read_text()) for name in names}
 
@@ -106,6 +109,8 @@ BLOCKS: dict[str, Callable[[dict], str]] = {
     "native": native_table,
     "spark-merged": spark_merged,
     "spark-runner": spark_runner,
+    "spark-handoff": spark_handoff,
+    "spark-handoff-phases": spark_handoff_phases,
     "integrity": integrity_table,
     "warehouse": warehouse_table,
     "hdfs": hdfs_table,

@@ -33,19 +33,18 @@ import statistics
 import sys
 import time
 
-import pyarrow as pa
-import pyarrow.compute as pc
-
 from benchmarks._common.java_connector import JAVA_CHANGELOG_OPTIONS, JavaConnector, fetch_java_connector
 from benchmarks._common.scratch import scratch_dir  # (removed at exit)
 from benchmarks._common.spark_readers import SESSION_SOCKETS, Readers, new_session
 from benchmarks._common.spark_setup import (
+    MERGED,
     PK_OPTIONS,
     RESULTS,
     SMALL,
     WIDE,
     commit_small,
     create_table,
+    fill_merged_table,
     fill_pk_table,
     interleaved,
     load,
@@ -53,33 +52,8 @@ from benchmarks._common.spark_setup import (
 from benchmarks.spark_startup import measure_startup
 from benchmarks.spark_throughput import measure_throughput
 from paimon_feed.planner import _native_read
-from paimon_feed.tables import commit_arrow
 
-MERGED = {
-    "partial-update": {"merge-engine": "partial-update"},
-    "aggregation": {"merge-engine": "aggregation", "fields.commit.aggregate-function": "sum",
-                    "fields.value.aggregate-function": "max",
-                    "fields.payload.aggregate-function": "last_non_null_value"},
-}
 READERS = ("source", "java_connector")
-
-
-def fill_merged_table(table, keys: int, commits: int) -> None:
-    """``commits`` windows of 60% of the keys; in each commit half the rows leave ``payload``
-    null and the other half ``value``, alternating by commit."""
-    window = int(keys * 0.6)
-    step = (keys - window) // max(1, commits - 1)
-    for c in range(commits):
-        end = keys if c == commits - 1 else min(keys, c * step + window)
-        ids = pa.array(range(c * step, end), pa.int64())
-        parity = pc.equal(pc.bit_wise_and(ids, 1), c % 2)
-        commit_arrow(table, pa.table({
-            "id": ids,
-            "commit": pa.array([c + 1] * len(ids), pa.int64()),
-            "payload": pc.if_else(parity, pa.scalar(f"c{c}"), pa.scalar(None, pa.string())),
-            "value": pc.if_else(parity, pa.scalar(None, pa.float64()), pc.multiply(pc.cast(ids, pa.float64()), 0.5)),
-            "ts": pa.array([1_700_000_000_000_000 + c] * len(ids), pa.timestamp("us")),
-        }, schema=WIDE))
 
 
 def measure_merged(readers: Readers, name: str, keys: int, repeats: int, workdir: str) -> dict:

@@ -85,6 +85,34 @@ def data_files(warehouse: str, name: str) -> list[str]:
 # --- helpers --------------------------------------------------------------------------------------
 
 
+#: The merged primary-key tables of ``spark_merged_bench`` and ``spark_handoff_bench``: merge
+#: options per table, over :data:`WIDE`.
+MERGED = {
+    "partial-update": {"merge-engine": "partial-update"},
+    "aggregation": {"merge-engine": "aggregation", "fields.commit.aggregate-function": "sum",
+                    "fields.value.aggregate-function": "max",
+                    "fields.payload.aggregate-function": "last_non_null_value"},
+}
+
+
+def fill_merged_table(table, keys: int, commits: int) -> None:
+    """``commits`` windows of 60% of the keys; in each commit half the rows leave ``payload``
+    null and the other half ``value``, alternating by commit."""
+    window = int(keys * 0.6)
+    step = (keys - window) // max(1, commits - 1)
+    for c in range(commits):
+        end = keys if c == commits - 1 else min(keys, c * step + window)
+        ids = pa.array(range(c * step, end), pa.int64())
+        parity = pc.equal(pc.bit_wise_and(ids, 1), c % 2)
+        commit_arrow(table, pa.table({
+            "id": ids,
+            "commit": pa.array([c + 1] * len(ids), pa.int64()),
+            "payload": pc.if_else(parity, pa.scalar(f"c{c}"), pa.scalar(None, pa.string())),
+            "value": pc.if_else(parity, pa.scalar(None, pa.float64()), pc.multiply(pc.cast(ids, pa.float64()), 0.5)),
+            "ts": pa.array([1_700_000_000_000_000 + c] * len(ids), pa.timestamp("us")),
+        }, schema=WIDE))
+
+
 def load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 

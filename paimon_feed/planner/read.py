@@ -21,7 +21,13 @@ import pyarrow as pa
 from paimon_feed.planner import _direct_read, _exact, _native_read, _read, _rows, _schemas
 from paimon_feed.planner.splits import deserialize_split, with_read_batch_rows
 
-__all__ = ["read_serialized_splits"]
+__all__ = ["read_serialized_splits", "native_reads_available"]
+
+
+def native_reads_available() -> bool:
+    """Whether this process merges primary-key state with pypaimon-rust where exact (the
+    ``[native]`` extra installed and not switched off)."""
+    return _native_read.native_available()
 
 
 def read_serialized_splits(

@@ -45,6 +45,9 @@ option                     meaning
 ``pollInterval``           seconds between checks when polling or push is down (1)
 ``minPartitions``          split a micro-batch into at least this many Spark tasks (2)
 ``maxPartitionBytes``      data file bytes per Spark task at most (``128m``)
+``reader``                 ``auto`` (default), ``feed`` or ``connector``: who reads a
+                           ``foreach_batch`` batch's rows (:mod:`paimon_feed.spark.handoff`);
+                           the source reads with its own executors (``feed``) only
 =========================  ==========================================================
 
 Durations are the project's one grammar, as in the CLI, Python and the Lambda handler: a bare
@@ -102,6 +105,7 @@ __all__ = [
     "FORMAT_NAME",
     "STORAGE_PER_TRIGGER",
     "NOTIFIER_CHOICES",
+    "READER_CHOICES",
 ]
 
 FORMAT_NAME = "paimon_feed"
@@ -112,6 +116,8 @@ CATALOG_PREFIX = "catalog."
 #: check is a paid request (the baseline the benchmark compares push against).
 STORAGE_PER_TRIGGER = "storage-per-trigger"
 NOTIFIER_CHOICES = ("auto", "local", "poll", "sqs", "hdfs", STORAGE_PER_TRIGGER)
+#: ``reader`` values: chosen per table, this project's executors, Paimon's Spark connector.
+READER_CHOICES = ("auto", "feed", "connector")
 
 _KNOWN = (
     "warehouse",
@@ -131,6 +137,7 @@ _KNOWN = (
     "pollInterval",
     "minPartitions",
     "maxPartitionBytes",
+    "reader",
 )
 _CANONICAL = {name.lower(): name for name in _KNOWN}
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]i?b?|b)?\s*$", re.IGNORECASE)
@@ -167,6 +174,7 @@ class SourceOptions:
     poll_interval: float = 1.0
     min_partitions: int = DEFAULT_MIN_PARTITIONS
     max_partition_bytes: int = DEFAULT_MAX_PARTITION_BYTES
+    reader: str = "auto"
 
     def catalog_options(self) -> dict[str, str]:
         """Options for ``pypaimon.CatalogFactory.create`` (``warehouse`` included)."""
@@ -327,6 +335,10 @@ def parse_options(
     if queue_url is not None and not queue_url.strip():
         raise InvalidOptionError("option queueUrl is empty")
 
+    reader = source.get("reader", "auto").strip().lower()
+    if reader not in READER_CHOICES:
+        raise InvalidOptionError(f"option reader must be one of {', '.join(READER_CHOICES)}, got {reader!r}")
+
     include_row_kind = _boolean("includeRowKind", source.get("includeRowKind", "false"))
     overwrite = source.get("overwrite", "skip").strip().lower()
     if overwrite not in ("skip", "read"):
@@ -361,4 +373,5 @@ def parse_options(
         max_partition_bytes=_size_bytes(
             "maxPartitionBytes", source.get("maxPartitionBytes", str(DEFAULT_MAX_PARTITION_BYTES))
         ),
+        reader=reader,
     )

@@ -5,12 +5,15 @@ start, the end of the next batch, the batch's planned :class:`~paimon_feed.batch
 values), and adds what a runner without Spark's streaming engine needs: a blocking wait for
 the next commit, a cut at each schema change (a batch never spans two schemas: the source
 stops there instead, the runner hands ``fn`` a DataFrame of the new schema), and progress
-stored through :mod:`paimon_feed.progress` when ``fn`` returned.
+stored through :mod:`paimon_feed.progress` when ``fn`` returned. Who reads a batch's rows
+(this project's executors or Paimon's connector) is the ``reader`` option's choice
+(:mod:`paimon_feed.spark.handoff`), made once per run.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +24,7 @@ from paimon_feed.planner.schemas import schema_fields
 from paimon_feed.progress import RETRY
 from paimon_feed.spark.driver import StreamDriver
 from paimon_feed.spark.frames import batch_frame
+from paimon_feed.spark.handoff import ConnectorRead, ReaderChoice, choose_reader, connector_frame, connector_reads
 from paimon_feed.spark.offsets import FeedOffset
 from paimon_feed.spark.options import SourceOptions
 from paimon_feed.spark.partitions import SplitGroup, pack_splits
@@ -28,15 +32,20 @@ from paimon_feed.spark.schema import spark_schema
 
 __all__ = ["RunnerPlanner", "Planned", "runner_options"]
 
+logger = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True)
 class Planned:
     """One batch for ``fn``: it ends at ``end``; ``groups`` is ``None`` when its snapshots hold
-    no rows to read (a compaction): then nothing is called, only progress moves."""
+    no rows to read (a compaction): then nothing is called, only progress moves.
+    ``connector``: the reads that hand the batch to Paimon's connector (``reader``), if any;
+    then ``groups`` is empty (the connector plans its own splits)."""
 
     end: FeedOffset
     groups: Sequence[SplitGroup] | None
     schema_id: int
+    connector: tuple[ConnectorRead, ...] | None = None
 
 
 def runner_options(options: SourceOptions, table_url: str, follow: bool) -> SourceOptions:
@@ -58,9 +67,18 @@ class RunnerPlanner:
 
         _, table_url = load_schema(options)  # a wrong table or warehouse fails here, named
         self.spark = spark
+        self.table_url = table_url
         self.options = runner_options(options, table_url, follow)
         self.driver = StreamDriver(self.options, follow=follow)
         self.table_name = self.driver.table_name
+        try:
+            self.reader: ReaderChoice = choose_reader(spark, self.options, self.driver.table, table_url)
+        except BaseException:
+            self.driver.close()
+            raise
+        logger.info("foreach_batch on %s: batches read by %s (%s)", self.table_name,
+                    self.reader.reader, self.reader.reason)
+        self._refusals: set[str] = set()
 
     # where and when ------------------------------------------------------------------------
     def initial_position(self) -> FeedOffset:
@@ -106,7 +124,25 @@ class RunnerPlanner:
             mark = self.driver.planner.snapshot_mark(last)
             end = position.after_changes(last, mark.digest() if mark is not None else None)
             batches = [b for b in batches if b.snapshot_id <= last]
+        reads = self._hand_off(batches, schema_id)
+        if reads is not None:  # the connector plans its own splits
+            return Planned(end, (), schema_id, reads)
         return Planned(end, self._pack(batches, schema_id), schema_id)
+
+    def _hand_off(self, batches: Sequence[FeedBatch], schema_id: int) -> tuple[ConnectorRead, ...] | None:
+        """The connector reads of the batch when the connector reads this table and can give
+        exactly its rows; otherwise ``None``, the reason logged once per kind of batch."""
+        if self.reader.reader != "connector":
+            return None
+        reads = connector_reads(batches, schema_id, self.driver.table)
+        if isinstance(reads, str):
+            shape = reads.split(":")[0]
+            if shape not in self._refusals:
+                self._refusals.add(shape)
+                logger.info("foreach_batch on %s: this batch is read by paimon-feed's executors, "
+                            "not handed to Paimon's connector: %s", self.table_name, reads)
+            return None
+        return tuple(reads)
 
     def _pack(self, batches: Sequence[FeedBatch], schema_id: int) -> list[SplitGroup]:
         groups = pack_splits(
@@ -126,6 +162,9 @@ class RunnerPlanner:
             include_row_kind=self.options.include_row_kind,
             include_snapshot_id=self.options.include_snapshot_id,
         )
+        if planned.connector:
+            return connector_frame(self.spark, self.table_url, planned.connector, schema,
+                                   self.options.include_snapshot_id)
         return batch_frame(self.spark, self.options, planned.groups or (), schema)
 
     # progress ------------------------------------------------------------------------------

@@ -51,7 +51,7 @@ from pyspark.sql.datasource import (  # noqa: E402  (after the line check: 3.5 h
 from pyspark.sql.types import StructType  # noqa: E402
 
 from paimon_feed.spark.offsets import FeedOffset  # noqa: E402
-from paimon_feed.spark.options import FORMAT_NAME, SourceOptions, parse_options  # noqa: E402
+from paimon_feed.spark.options import FORMAT_NAME, InvalidOptionError, SourceOptions, parse_options  # noqa: E402
 from paimon_feed.spark.schema import spark_schema  # noqa: E402
 from paimon_feed.spark.table import check_notifier, load_schema  # noqa: E402
 
@@ -118,6 +118,13 @@ class PaimonFeedDataSource(DataSource):
 
     def schema(self) -> StructType:
         options = self._source_options()
+        if options.reader == "connector":
+            raise InvalidOptionError(
+                f"table {options.table}: option reader=connector is foreach_batch's (it hands "
+                f"each batch to Paimon's own connector); format('{FORMAT_NAME}') reads with its "
+                f"own executors: drop the option, set reader=feed, or read with "
+                f"format('paimon') directly"
+            )
         table_schema, table_url = load_schema(options)
         check_notifier(options, table_url)
         if options.max_snapshots_per_trigger is not None and not LINE.read_limits:
