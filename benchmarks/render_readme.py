@@ -61,6 +61,7 @@ from benchmarks.figures.spark import (
     spark_targets,
     spark_vs_java,
 )
+from benchmarks.figures.spark_backlog import spark_backlog
 from benchmarks.figures.spark_runner import spark_runner
 from benchmarks.figures.warehouse import warehouse_memory, warehouse_table
 
@@ -70,10 +71,11 @@ MARKER = re.compile(r"<!-- bench:(?P<name>[\w-]+) -->(?P<body>.*?)<!-- /bench:(?
 def load_results(results: Path = RESULTS) -> dict[str, Any]:
     """``{"core": ..., "s3": ..., "spark": ..., "spark_long_running": ..., "reliability": ...,
     "catchup": ..., "consumer_commit": ..., "native": ..., "integrity": ..., "warehouse": ...,
-    "spark_merged": ..., "spark_runner": ..., "hdfs": ...}`` from the result files."""
+    "spark_merged": ..., "spark_runner": ..., "hdfs": ..., "spark_backlog": ...}`` from the result
+    files."""
     names = (
         "core", "s3", "spark", "spark_long_running", "reliability", "catchup", "consumer_commit",
-        "native", "integrity", "warehouse", "spark_merged", "spark_runner", "hdfs",
+        "native", "integrity", "warehouse", "spark_merged", "spark_runner", "hdfs", "spark_backlog",
     )
     return {name: json.loads((results / f"{name}.json").read_text()) for name in names}
 
@@ -106,6 +108,7 @@ BLOCKS: dict[str, Callable[[dict], str]] = {
     "native": native_table,
     "spark-merged": spark_merged,
     "spark-runner": spark_runner,
+    "spark-backlog": spark_backlog,
     "integrity": integrity_table,
     "warehouse": warehouse_table,
     "hdfs": hdfs_table,
