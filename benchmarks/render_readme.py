@@ -61,7 +61,7 @@ from benchmarks.figures.spark import (
     spark_targets,
     spark_vs_java,
 )
-from benchmarks.figures.spark_backlog import spark_backlog
+from benchmarks.figures.spark_backlog import spark_backlog, spark_backlog_profile
 from benchmarks.figures.spark_runner import spark_runner
 from benchmarks.figures.warehouse import warehouse_memory, warehouse_table
 
@@ -71,11 +71,12 @@ MARKER = re.compile(r"<!-- bench:(?P<name>[\w-]+) -->(?P<body>.*?)<!-- /bench:(?
 def load_results(results: Path = RESULTS) -> dict[str, Any]:
     """``{"core": ..., "s3": ..., "spark": ..., "spark_long_running": ..., "reliability": ...,
     "catchup": ..., "consumer_commit": ..., "native": ..., "integrity": ..., "warehouse": ...,
-    "spark_merged": ..., "spark_runner": ..., "hdfs": ..., "spark_backlog": ...}`` from the result
-    files."""
+    "spark_merged": ..., "spark_runner": ..., "hdfs": ..., "spark_backlog": ...,
+    "spark_backlog_profile": ...}`` from the result files."""
     names = (
         "core", "s3", "spark", "spark_long_running", "reliability", "catchup", "consumer_commit",
         "native", "integrity", "warehouse", "spark_merged", "spark_runner", "hdfs", "spark_backlog",
+        "spark_backlog_profile",
     )
     return {name: json.loads((results / f"{name}.json").read_text()) for name in names}
 
@@ -109,6 +110,7 @@ BLOCKS: dict[str, Callable[[dict], str]] = {
     "spark-merged": spark_merged,
     "spark-runner": spark_runner,
     "spark-backlog": spark_backlog,
+    "spark-backlog-profile": spark_backlog_profile,
     "integrity": integrity_table,
     "warehouse": warehouse_table,
     "hdfs": hdfs_table,
