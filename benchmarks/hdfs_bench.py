@@ -39,6 +39,7 @@ try:  # the test helpers, from PYTHONPATH (no sys.path edits)
 except ImportError as exc:  # run without the test helpers on the path
     raise SystemExit(f"{exc}: run PYTHONPATH=tests:tests/interop:tests/hdfs python -m benchmarks.hdfs_bench") from exc
 
+from benchmarks._common.stats import percentile
 from paimon_feed import ChangeFeed
 from paimon_feed.notifiers import HdfsNotifier, HdfsPollingNotifier, PollingNotifier
 
@@ -92,11 +93,6 @@ async def push_latency(cluster: HdfsCluster, table: Any, commits: int) -> list[f
     return latencies
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
 async def main_async(args: argparse.Namespace, cluster: HdfsCluster) -> dict[str, Any]:
     warehouse = f"{cluster.url}/shared/bench-{os.getpid()}"
     cat = catalog(warehouse)
@@ -129,13 +125,23 @@ def on_cluster(run: Callable[[argparse.Namespace, HdfsCluster], Awaitable[dict[s
         cluster.close()
 
 
+def store_key(key: str, result: dict[str, Any], figure: Callable[[dict], str]) -> None:
+    """Write ``result`` as ``key`` of the HDFS results file, the other keys kept; print its figure."""
+    results = json.loads(RESULTS.read_text())
+    results[key] = result
+    RESULTS.write_text(json.dumps(results, indent=2) + "\n")
+    print(figure({"hdfs": results}))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--commits", type=int, default=20)
     parser.add_argument("--idle-seconds", type=float, default=120.0)
     result = on_cluster(main_async, parser.parse_args(argv))
     if RESULTS.exists():  # hdfs_warehouse_bench.py's figures stay
-        result.setdefault("warehouse", json.loads(RESULTS.read_text()).get("warehouse"))
+        kept = json.loads(RESULTS.read_text())  # and hdfs_python_rpc.py's
+        for key in ("warehouse", "python_rpc"):
+            result.setdefault(key, kept.get(key))
     RESULTS.write_text(json.dumps(result, indent=2) + "\n")
     from benchmarks.figures.hdfs import hdfs_table
 

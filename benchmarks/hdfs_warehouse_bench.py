@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import statistics
 import sys
 import time
 from typing import Any
 
-from benchmarks.hdfs_bench import RESULTS, STREAM, client_calls, on_cluster, percentile
+from benchmarks._common.stats import percentile
+from benchmarks.hdfs_bench import STREAM, client_calls, on_cluster, store_key
 
 try:  # the test helpers, from PYTHONPATH (no sys.path edits)
     from hdfs_cluster import HdfsCluster, calls_between, classpath
@@ -138,12 +138,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--readers", type=int, default=100)
     parser.add_argument("--reader-seconds", type=float, default=30.0)
     result = on_cluster(main_async, parser.parse_args(argv))
-    results = json.loads(RESULTS.read_text())
-    results["warehouse"] = result
-    RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     from benchmarks.figures.hdfs import hdfs_warehouse_table
 
-    print(hdfs_warehouse_table({"hdfs": results}))
+    store_key("warehouse", result, hdfs_warehouse_table)
     return 0
 
 

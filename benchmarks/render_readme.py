@@ -38,7 +38,7 @@ from benchmarks.figures.core import (
     native_table,
     reliability,
 )
-from benchmarks.figures.hdfs import hdfs_table, hdfs_warehouse_table
+from benchmarks.figures.hdfs import hdfs_python_rpc, hdfs_table, hdfs_warehouse_table
 from benchmarks.figures.s3 import (
     idle_pypaimon_s3,
     s3_idle,
@@ -115,6 +115,7 @@ BLOCKS: dict[str, Callable[[dict], str]] = {
     "warehouse": warehouse_table,
     "hdfs": hdfs_table,
     "hdfs-warehouse": hdfs_warehouse_table,
+    "hdfs-python-rpc": hdfs_python_rpc,
     "warehouse-memory": warehouse_memory,
 }
 

@@ -52,3 +52,24 @@ def hdfs_warehouse_table(r: dict) -> str:
         f"{load['before'][0]:.1f} before, {load['after'][0]:.1f} after): pypaimon's readers share one "
         f"event loop and fall behind their 1 s poll on it, so their row is a floor."
     )
+
+
+def hdfs_python_rpc(r: dict) -> str:
+    """The time-boxed experiment: ``getEditsFromTxid`` from Python beside the JVM helper."""
+    x = r["hdfs"]["python_rpc"]
+    helper, python = x["helper"], x["python"]
+    rows = [
+        ["the JVM helper (`HdfsInotify.java`, Hadoop's client)", f"{helper['ready_s']:.2f} s",
+         f"{helper['rss_mb']:.0f} MB", f"{helper['rename_ms']:.0f} ms"],
+        ["Hadoop IPC from Python (the experiment)", f"{python['ready_s'] * 1000:.1f} ms",
+         "a socket", f"{python['rename_ms']:.0f} ms"],
+    ]
+    load = x["load_average"]
+    return (
+        table(["inotify stream read by", "start → first answer", "memory added", "rename → seen (median)"],
+              ["---", "---:", "---:", "---:"], rows)
+        + f"\n\nMedians of {x['repeats']} starts on one MiniDFSCluster, a call every "
+        f"{x['poll_interval_s']} s while idle as the helper does; one idle call from Python takes "
+        f"{python['call_ms']:.1f} ms. {x['cpus']} cores, load average {load['before'][0]} before, "
+        f"{load['after'][0]} after (`python -m benchmarks.hdfs_python_rpc`)."
+    )
