@@ -61,6 +61,7 @@ from benchmarks.figures.spark import (
     spark_targets,
     spark_vs_java,
 )
+from benchmarks.figures.spark_backlog import spark_backlog, spark_backlog_profile
 from benchmarks.figures.spark_handoff import spark_handoff, spark_handoff_phases
 from benchmarks.figures.spark_runner import spark_runner
 from benchmarks.figures.warehouse import warehouse_memory, warehouse_table
@@ -71,12 +72,12 @@ MARKER = re.compile(r"<!-- bench:(?P<name>[\w-]+) -->(?P<body>.*?)<!-- /bench:(?
 def load_results(results: Path = RESULTS) -> dict[str, Any]:
     """``{"core": ..., "s3": ..., "spark": ..., "spark_long_running": ..., "reliability": ...,
     "catchup": ..., "consumer_commit": ..., "native": ..., "integrity": ..., "warehouse": ...,
-    "spark_merged": ..., "spark_runner": ..., "spark_handoff": ..., "hdfs": ...}`` from the
-    result files."""
+    "spark_merged": ..., "spark_runner": ..., "spark_handoff": ..., "hdfs": ..., "spark_backlog": ...,
+    "spark_backlog_profile": ...}`` from the result files."""
     names = (
         "core", "s3", "spark", "spark_long_running", "reliability", "catchup", "consumer_commit",
         "native", "integrity", "warehouse", "spark_merged", "spark_runner", "spark_handoff",
-        "hdfs",
+        "hdfs", "spark_backlog", "spark_backlog_profile",
     )
     return {name: json.loads((results / f"{name}.json").read_text()) for name in names}
 
@@ -111,6 +112,8 @@ BLOCKS: dict[str, Callable[[dict], str]] = {
     "spark-runner": spark_runner,
     "spark-handoff": spark_handoff,
     "spark-handoff-phases": spark_handoff_phases,
+    "spark-backlog": spark_backlog,
+    "spark-backlog-profile": spark_backlog_profile,
     "integrity": integrity_table,
     "warehouse": warehouse_table,
     "hdfs": hdfs_table,

@@ -60,7 +60,9 @@ Partitions are sized the way Spark sizes file partitions (``spark.sql.files.maxP
 and the cluster's default parallelism), but a Python data source cannot see the default
 parallelism, so ``minPartitions`` stands in for it: its default of 2 suits a laptop
 (``local[2]``); on a cluster, set it to the executor cores a large backlog should spread over.
-Each task has a fixed cost (about 0.1 s on ``local[2]``), so more tasks than cores only slows
+The ``foreach_batch`` runner can see it: there the default is the session's
+``defaultParallelism`` (classic sessions; 2 on Spark Connect). A batch is cut into a multiple
+of ``minPartitions`` tasks of about equal size, so the task slots finish together. Each task has a fixed cost (about 0.1 s on ``local[2]``), so more tasks than cores only slows
 a query down.
 
 >>> opts = parse_options({"warehouse": "/tmp/wh", "table": "db.orders",

@@ -35,6 +35,7 @@ from paimon_feed.spark.table import load_table
 __all__ = [
     "SplitGroup",
     "pack_splits",
+    "group_bytes",
     "read_splits",
     "component_versions",
     "check_versions",
@@ -93,11 +94,15 @@ def pack_splits(
 
     Sized the way Spark sizes file partitions: at most ``max_partition_bytes`` each, less for
     small batches so that ``min_partitions`` tasks share the work (Spark divides by its default
-    parallelism, which a Python source cannot see); large append-table splits are cut so their
-    files are read in parallel. Primary-key splits stay whole (they are merged on read).
+    parallelism, which a Python source cannot see), in a multiple of ``min_partitions`` groups
+    of about equal size (:func:`group_bytes`). Append-table splits are cut into their files so
+    that a large one is read in parallel; each split lands in the group where the middle of
+    its bytes falls (counting all splits before it), so whole files of one size spread evenly:
+    32 files of 11 MB make 4 groups of 8 for 4 slots, where "88 MB at most" would make 5, the
+    fifth a second round of tasks. Primary-key splits stay whole (they are merged on read).
     """
     total = sum(_weight(split) for batch in batches for split, _ in _kinded_splits(batch))
-    max_bytes = min(max_partition_bytes, max(OPEN_COST_BYTES, math.ceil(total / min_partitions)))
+    max_bytes = group_bytes(total, min_partitions, max_partition_bytes)
     schema_id = table.table_schema.id
     versions = component_versions()
     groups: list[SplitGroup] = []
@@ -118,12 +123,18 @@ def pack_splits(
             ))
         current, snapshot_ids, row_kinds, first, size = [], [], [], None, 0
 
+    done = 0  # the weight of the splits before this one
+    index = 0  # the group ``current`` fills
     for batch in batches:
         for whole, row_kind in _kinded_splits(batch):
-            for split in divide_split(table, whole, max_bytes, OPEN_COST_BYTES):
+            # an append split in files of its own, which land where their middle falls
+            for split in divide_split(table, whole, 1, OPEN_COST_BYTES):
                 weight = _weight(split)
-                if current and size + weight > max_bytes:
+                wanted = (done + weight // 2) // max_bytes
+                done += weight
+                if current and (wanted != index or size + weight > max_partition_bytes):
                     flush()
+                index = wanted
                 if first is None:
                     first = batch.first_snapshot_id
                 kind = batch.kind
@@ -133,6 +144,24 @@ def pack_splits(
                 size += weight
     flush()
     return groups
+
+
+def group_bytes(total: int, min_partitions: int, max_partition_bytes: int) -> int:
+    """The bytes each group of a read of ``total`` bytes aims at: the read cut into a multiple of
+    ``min_partitions`` groups of equal size (so that ``min_partitions`` task slots finish
+    together), each at most ``max_partition_bytes`` and at least ``OPEN_COST_BYTES``.
+
+    >>> MiB = 1024 * 1024
+    >>> group_bytes(352 * MiB, 2, 128 * MiB) // MiB   # 4 groups, not 128 + 128 + 96
+    88
+    >>> group_bytes(10 * MiB, 2, 128 * MiB) // MiB, group_bytes(MiB, 2, 128 * MiB) // MiB
+    (5, 4)
+    """
+    if total <= 0:
+        return OPEN_COST_BYTES
+    largest = min(max_partition_bytes, max(OPEN_COST_BYTES, math.ceil(total / min_partitions)))
+    groups = math.ceil(math.ceil(total / largest) / min_partitions) * min_partitions
+    return max(OPEN_COST_BYTES, min(largest, math.ceil(total / groups)))
 
 
 def _kinded_splits(batch: FeedBatch) -> list[tuple[Any, str | None]]:

@@ -82,6 +82,17 @@ def _option_text(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
+def session_parallelism(spark: Any) -> int | None:
+    """The session's ``defaultParallelism`` (its task slots), or ``None`` where a session does
+    not tell it (Spark Connect has no ``SparkContext``)."""
+    try:
+        context = spark.sparkContext
+    except (AttributeError, NotImplementedError):  # Connect: PySparkNotImplementedError
+        return None
+    value = getattr(context, "defaultParallelism", None)
+    return value if isinstance(value, int) and value > 0 else None
+
+
 def foreach_batch(
     spark: Any,
     fn: Callable[[Any, int], Any],
@@ -98,12 +109,16 @@ def foreach_batch(
 
     ``options`` are the ``paimon_feed`` source's own options (``includeRowKind=True``,
     ``maxSnapshotsPerTrigger=10``, ``notifier="sqs"``, ...) and catalog options
-    (``**{"catalog.fs.s3.endpoint": ...}``), with the same names and meanings. With
+    (``**{"catalog.fs.s3.endpoint": ...}``), with the same names and meanings, but for the
+    default of ``minPartitions``: the session's ``defaultParallelism`` where it tells it. With
     ``available_now=True`` it returns when what the table held at the start was handed to
     ``fn``; otherwise it returns the running :class:`BatchRunner` at once.
     """
     raw = {key: _option_text(value) for key, value in options.items() if value is not None}
     raw.update(warehouse=warehouse, table=table, consumerId=consumer_id, startingPosition=start)
+    parallelism = session_parallelism(spark)
+    if parallelism is not None and not any(key.lower() == "minpartitions" for key in raw):
+        raw["minPartitions"] = str(parallelism)
     if end is not None:
         raw["endSnapshot"] = str(end)
     runner = BatchRunner(spark, fn, parse_options(raw), available_now=available_now)

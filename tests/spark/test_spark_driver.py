@@ -260,13 +260,19 @@ def test_a_large_append_split_is_cut_into_partitions_that_read_the_same_rows(pai
     assert changes(read_all(options, groups)) == changes(full.to_arrow())
 
 
-def test_min_partitions_and_max_partition_bytes_set_how_many_tasks_share_a_batch(paimon):
+def _append_files(paimon, files: int):
+    """An append table of ``files`` commits (a file each, weighing 4 MiB of open cost), its full
+    batch, the source's options and the batch's changes."""
     table = paimon.create_append_table()
-    for n in range(1, 9):
+    for n in range(1, files + 1):
         commit(table, n)
-    full = Planner(table, include_row_kind=True).full_batch(8)  # 8 files of 4 MiB open cost
+    full = Planner(table, include_row_kind=True).full_batch(files)
     options = parse_options(paimon.options(table, includeRowKind="true"))
-    expected = changes(full.to_arrow())
+    return table, full, options, changes(full.to_arrow())
+
+
+def test_min_partitions_and_max_partition_bytes_set_how_many_tasks_share_a_batch(paimon):
+    table, full, options, expected = _append_files(paimon, 8)
     by_setting = {}
     for setting in ({"min_partitions": 1}, {"min_partitions": 2}, {"min_partitions": 4},
                     {"min_partitions": 1, "max_partition_bytes": 8 * 1024 * 1024}):
@@ -274,6 +280,17 @@ def test_min_partitions_and_max_partition_bytes_set_how_many_tasks_share_a_batch
         by_setting[tuple(setting.values())] = len(groups)
         assert changes(read_all(options, groups)) == expected, setting
     assert by_setting == {(1,): 1, (2,): 2, (4,): 4, (1, 8 * 1024 * 1024): 4}
+
+
+def test_a_batch_is_cut_into_a_multiple_of_min_partitions_groups_of_equal_size(paimon):
+    table, full, options, expected = _append_files(paimon, 9)
+    # over 4 slots: 4 groups, not "9 MiB at most" (2 + 2 + 2 + 2 + 1 files: a second round)
+    by_slots = {}
+    for slots in (2, 3, 4):
+        groups = pack_splits(table, [full], min_partitions=slots)
+        by_slots[slots] = [len(group.splits) for group in groups]  # one file a split
+        assert changes(read_all(options, groups)) == expected, slots
+    assert by_slots == {2: [4, 5], 3: [3, 3, 3], 4: [2, 2, 3, 2]}
 
 
 def test_primary_key_splits_stay_whole(paimon, pk_table):
