@@ -30,7 +30,7 @@ from paimon_feed.spark.options import (
     SourceOptions,
 )
 from paimon_feed.spark.schema import SNAPSHOT_ID_COLUMN
-from paimon_feed.spark.table import load_table
+from paimon_feed.spark.table import worker_table
 
 __all__ = [
     "SplitGroup",
@@ -155,7 +155,7 @@ def read_splits(
     """
     check_versions(group, options.table)
     pairs = read_serialized_splits(
-        load_table(options),
+        worker_table(options, group.schema_id),
         group.splits,
         table_name=options.table,
         schema_id=group.schema_id,
@@ -188,7 +188,7 @@ def component_versions() -> tuple[str, str]:
 def check_versions(group: SplitGroup, table_name: str) -> None:
     """Raise :class:`VersionMismatchError` if ``group`` was planned by a driver running another
     paimon-feed or pypaimon than this executor (a group without versions is not checked)."""
-    if group.versions is not None:
+    if group.versions is not None and tuple(group.versions) != component_versions():
         check_driver_versions(
             group.versions, table_name,
             f"the driver that planned snapshots {group.first_snapshot_id}..{group.last_snapshot_id}",

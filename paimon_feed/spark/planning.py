@@ -11,6 +11,8 @@ stored through :mod:`paimon_feed.progress` when ``fn`` returned.
 from __future__ import annotations
 
 import dataclasses
+import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,13 +22,15 @@ from paimon_feed.errors import HistoryRewrittenError, SnapshotExpiredError
 from paimon_feed.planner.schemas import schema_fields
 from paimon_feed.progress import RETRY
 from paimon_feed.spark.driver import StreamDriver
-from paimon_feed.spark.frames import batch_frame
+from paimon_feed.spark.frames import batch_frame, task_slots, warm_workers
 from paimon_feed.spark.offsets import FeedOffset
 from paimon_feed.spark.options import SourceOptions
 from paimon_feed.spark.partitions import SplitGroup, pack_splits
 from paimon_feed.spark.schema import spark_schema
 
 __all__ = ["RunnerPlanner", "Planned", "runner_options"]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,18 @@ class RunnerPlanner:
     def interrupt(self) -> None:
         self.driver.tracker.interrupt()
 
+    def warm(self) -> None:
+        """Start a Python worker per task slot before the first commit comes (see
+        :func:`~paimon_feed.spark.frames.warm_workers`): a following runner's first batches
+        would otherwise pay for them, and every commit queued behind them."""
+        started = time.monotonic()
+        slots = task_slots(self.spark, self.options.min_partitions)
+        schema_id = self.driver.table.table_schema.id
+        frame_schema = self._frame_schema(schema_id)
+        warm_workers(self.spark, self.options, frame_schema, schema_id, slots)
+        logger.info("foreach_batch on %s: %d Python workers warmed in %.1f s",
+                    self.table_name, slots, time.monotonic() - started)
+
     # planning ------------------------------------------------------------------------------
     def plan(self, position: FeedOffset, end: FeedOffset) -> Planned:
         """The batch from ``position`` to ``end``, cut before the first snapshot of another
@@ -119,14 +135,16 @@ class RunnerPlanner:
 
     def frame(self, planned: Planned) -> Any:
         """The DataFrame of a planned batch, in the schema its snapshots were written with."""
-        fields = schema_fields(self.driver.table, planned.schema_id)
-        schema = spark_schema(
+        return batch_frame(self.spark, self.options, planned.groups or (), self._frame_schema(planned.schema_id))
+
+    def _frame_schema(self, schema_id: int) -> Any:
+        fields = schema_fields(self.driver.table, schema_id)
+        return spark_schema(
             self.table_name,
             fields,
             include_row_kind=self.options.include_row_kind,
             include_snapshot_id=self.options.include_snapshot_id,
         )
-        return batch_frame(self.spark, self.options, planned.groups or (), schema)
 
     # progress ------------------------------------------------------------------------------
     def commit(self, end: FeedOffset) -> None:

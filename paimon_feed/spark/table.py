@@ -18,7 +18,10 @@ from paimon_feed.errors import ConfigurationError, TableNotFoundError, install_h
 from paimon_feed.spark.options import InvalidOptionError, SourceOptions
 from paimon_feed.tables import check_reachable, open_table, read_table_schema
 
-__all__ = ["load_schema", "load_table", "check_notifier"]
+__all__ = ["load_schema", "load_table", "worker_table", "check_notifier"]
+
+#: The tables this process opened to read splits, by (warehouse, table, catalog options).
+_WORKER_TABLES: dict[tuple[str, str, tuple[tuple[str, str], ...]], Any] = {}
 
 
 def _catalog_options(options: SourceOptions) -> dict[str, str]:
@@ -42,6 +45,21 @@ def load_table(options: SourceOptions) -> Any:
     """Open the table the options name; errors name the option to fix."""
     with _naming_the_option():
         return open_table(options.warehouse, options.table, _catalog_options(options))
+
+
+def worker_table(options: SourceOptions, schema_id: int) -> Any:
+    """The table to read splits of schema ``schema_id`` with, opened once per process.
+
+    A reused Python worker reads many batches: opening the catalog and the table for each
+    (the schema file, on S3 a request or two) was set-up paid per batch and per task. The
+    table is opened again when a batch needs a schema newer than the one it was opened at
+    (splits are read into a schema by id, so an older table object reads older schemas
+    alike)."""
+    key = (options.warehouse, options.table, options.catalog)
+    table = _WORKER_TABLES.get(key)
+    if table is None or table.table_schema.id < schema_id:
+        table = _WORKER_TABLES[key] = load_table(options)
+    return table
 
 
 @contextlib.contextmanager
