@@ -41,7 +41,7 @@ RESULTS = os.path.join(HERE, "results")
 
 from benchmarks._common.counting import CountingFileIO
 from benchmarks._common.scratch import scratch_dir  # (removed at exit)
-from benchmarks._common.stats import arrivals, percentile
+from benchmarks._common.stats import arrivals, latencies
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("payload", pa.string())])
 MODES = ("pypaimon", "local", "local-20ms", "poll")
@@ -187,12 +187,7 @@ def measure_latency_and_idle(commits: int, idle_seconds: float) -> dict:
             "label": LABELS[mode],
             "snapshots": len(arrival),
             "missing": missing,
-            "latency_ms_from_visible": from_visible,
-            "latency_ms_from_commit": from_commit,
-            "p50_ms": statistics.median(from_visible),
-            "p99_ms": percentile(from_visible, 0.99),
-            "p50_ms_from_commit": statistics.median(from_commit),
-            "p99_ms_from_commit": percentile(from_commit, 0.99),
+            **latencies(from_visible, from_commit),
             "idle_calls": raw["idle_calls"],
             "idle_seconds": raw["idle_seconds"],
             "idle_calls_per_hour": raw["idle_calls"] * 3600 / raw["idle_seconds"],

@@ -14,11 +14,12 @@ from benchmarks._common.reliability_setup import (
     Outcome,
     _score,
     commit,
+    committed_table,
     last_written,
     open_table,
     start_writer,
 )
-from benchmarks._common.scratch import removes_scratch, scratch_dir
+from benchmarks._common.scratch import removes_scratch
 
 # --- chaos and faults: in-process feeds against a writer process ----------------------------------
 
@@ -88,9 +89,7 @@ def run_chaos(commits: int, *, reconcile_interval: float = 0.5, seed: int = 5) -
     from paimon_feed import ChangeFeed, LocalNotifier
     from paimon_feed.notifiers.chaos import ChaosNotifier
 
-    warehouse = scratch_dir("paimon-feed-chaos-")
-    table = open_table(warehouse)
-    commit(table, 0)
+    warehouse, table = committed_table("paimon-feed-chaos-", 1)
 
     async def main():
         chaos = ChaosNotifier(LocalNotifier(), drop=0.3, duplicate=0.2, reorder=0.2, max_delay=0.2, seed=seed)
@@ -109,17 +108,21 @@ def run_chaos(commits: int, *, reconcile_interval: float = 0.5, seed: int = 5) -
     return outcome
 
 
+def _faulty_table(warehouse: str, rate: float):
+    """The warehouse's table opened again, its storage calls through a :class:`FaultyFileIO`
+    (the writer's own handle stays sound)."""
+    table = open_table(warehouse, create=False)
+    faulty = FaultyFileIO(table.file_io, rate)
+    table.file_io = faulty
+    return table, faulty
+
+
 @removes_scratch
 def run_faults(commits: int, *, rate: float = 0.1) -> Outcome:
     from paimon_feed import ChangeFeed
 
-    warehouse = scratch_dir("paimon-feed-faults-")
-    writer_table = open_table(warehouse)
-    for n in range(commits):
-        commit(writer_table, n)
-    table = open_table(warehouse, create=False)
-    faulty = FaultyFileIO(table.file_io, rate)
-    table.file_io = faulty
+    warehouse, _ = committed_table("paimon-feed-faults-", commits)
+    table, faulty = _faulty_table(warehouse, rate)
 
     async def main():
         async with ChangeFeed(table, start="earliest", catch_up_threshold=10**6, max_pending=4) as feed:
@@ -137,13 +140,8 @@ def run_permanent_fault() -> Outcome:
     """Storage breaks for good mid-stream: the consumer gets a FeedError, the checkpoint stays."""
     from paimon_feed import ChangeFeed, FeedError
 
-    warehouse = scratch_dir("paimon-feed-broken-")
-    writer_table = open_table(warehouse)
-    for n in range(5):
-        commit(writer_table, n)
-    table = open_table(warehouse, create=False)
-    faulty = FaultyFileIO(table.file_io, 0.0)
-    table.file_io = faulty
+    warehouse, writer_table = committed_table("paimon-feed-broken-", 5)
+    table, faulty = _faulty_table(warehouse, 0.0)
     consumer_file = os.path.join(warehouse, "db.db", "t", "consumer", "consumer-broken")
 
     async def main():

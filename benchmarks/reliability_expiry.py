@@ -10,9 +10,9 @@ from benchmarks._common.reliability_setup import (
     Outcome,
     _score,
     commit,
-    open_table,
+    committed_table,
 )
-from benchmarks._common.scratch import removes_scratch, scratch_dir
+from benchmarks._common.scratch import removes_scratch
 
 # --- expiry: a consumer file protects unread snapshots --------------------------------------------
 
@@ -43,10 +43,7 @@ def expire_like_paimon(table, retain_last: int) -> int:
 def run_expiry() -> Outcome:
     from paimon_feed import ChangeFeed, SnapshotExpiredError
 
-    warehouse = scratch_dir("paimon-feed-expiry-")
-    table = open_table(warehouse)
-    for n in range(4):
-        commit(table, n)
+    _, table = committed_table("paimon-feed-expiry-", 4)
 
     async def read_some(consumer_id, count):
         async with ChangeFeed(table, consumer_id=consumer_id, start="earliest", catch_up_threshold=10**6) as feed:

@@ -8,8 +8,8 @@ import os
 import threading
 import time
 
-from benchmarks._common.reliability_setup import Outcome, _score, commit, last_written, open_table, start_writer
-from benchmarks._common.scratch import removes_scratch, scratch_dir
+from benchmarks._common.reliability_setup import Outcome, _score, committed_table, last_written, start_writer
+from benchmarks._common.scratch import removes_scratch
 
 # --- soak: many snapshots through one feed, resources flat ----------------------------------------
 
@@ -28,9 +28,7 @@ def _resources() -> dict:
 def run_soak(snapshots: int) -> Outcome:
     from paimon_feed import ChangeFeed
 
-    warehouse = scratch_dir("paimon-feed-soak-")
-    table = open_table(warehouse)
-    commit(table, 0)
+    warehouse, table = committed_table("paimon-feed-soak-", 1)
 
     async def main():
         samples = []

@@ -28,7 +28,7 @@ from benchmarks._common.s3_setup import (
     open_catalog,
 )
 from benchmarks._common.scratch import scratch_dir  # (removed at exit)
-from benchmarks._common.stats import arrivals, percentile
+from benchmarks._common.stats import arrivals, latencies
 from tests.s3_support import MotoServer, s3_catalog_options
 
 IDLE_TABLES = {  # table -> (consumer mode, ChangeFeed reconcile_interval)
@@ -319,12 +319,7 @@ def measure_latency_and_idle(
             "snapshots": delivered,
             "missing": missing_total,
             "visible_times_known": len(from_visible),
-            "latency_ms_from_visible": from_visible,
-            "latency_ms_from_commit": from_commit,
-            "p50_ms": statistics.median(from_visible),
-            "p99_ms": percentile(from_visible, 0.99),
-            "p50_ms_from_commit": statistics.median(from_commit),
-            "p99_ms_from_commit": percentile(from_commit, 0.99),
+            **latencies(from_visible, from_commit),
             "notifier": raw[mode]["notifier"],
         }
         if any(raw[mode]["stages"].values()):

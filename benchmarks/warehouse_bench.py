@@ -50,10 +50,10 @@ import platform
 import sys
 
 from benchmarks import warehouse_local, warehouse_s3
-from benchmarks._common.warehouse_setup import MODES
+from benchmarks._common.warehouse_setup import MODES, markdown
 from benchmarks._common.warehouse_setup import create_tables as create_tables  # (re-exported: warehouse_memory)
-from benchmarks.warehouse_local import markdown, run_one
-from benchmarks.warehouse_s3 import DEFAULT_PROVEN_INTERVAL, markdown_s3, run_s3
+from benchmarks.warehouse_local import run_one
+from benchmarks.warehouse_s3 import DEFAULT_PROVEN_INTERVAL, run_s3
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
@@ -97,7 +97,7 @@ def main() -> None:
         kept = [r for r in data.get("s3", {}).get("rows", []) if key(r) not in measured]
         rows = sorted(kept + new, key=lambda r: (r["tables"], r["wiring"] != "prefix",
                                                  MODES.index(r["mode"])))
-        table = markdown_s3(rows)
+        table = markdown(warehouse_s3.COLUMNS, rows)
         data["s3"] = {"rows": rows, "markdown": table}
     else:
         rows = []
@@ -106,7 +106,7 @@ def main() -> None:
                 row = run_one(mode, size, args.commits, args.idle_seconds)
                 print(json.dumps(row), file=sys.stderr, flush=True)
                 rows.append(row)
-        table = markdown(rows)
+        table = markdown(warehouse_local.COLUMNS, rows)
         data.update({"commits": args.commits, "idle_seconds": args.idle_seconds, "rows": rows,
                      "markdown": table})
     print(table)

@@ -16,6 +16,7 @@ import threading
 import time
 
 from benchmarks._common.scratch import scratch_dir  # (removed at exit)
+from benchmarks._common.stats import percentile
 from benchmarks._common.warehouse_setup import (
     NEW_TABLE,
     SCHEMA,
@@ -23,7 +24,6 @@ from benchmarks._common.warehouse_setup import (
     commit,
     create_tables,
     inotify_instances,
-    percentile,
     snapshot_mtime,
 )
 
@@ -176,20 +176,12 @@ def run_one(mode: str, size: int, commits: int, idle_seconds: float) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
-def markdown(rows: list[dict]) -> str:
-    header = (
-        "| tables | mode | p50 ms | p99 ms | max ms | idle CPU % | threads | fds | inotify | "
-        "peak RSS MB | new table ms | start-up s |"
-    )
-    lines = [header, "|" + "---|" * 12]
-    for r in rows:
-        new = "-" if r["new_table_first_batch_ms"] is None else r["new_table_first_batch_ms"]
-        lines.append(
-            f"| {r['tables']} | {r['mode']} | {r['p50_ms']} | {r['p99_ms']} | {r['max_ms']} | "
-            f"{r['idle_cpu_pct']} | {r['threads']} | {r['fds']} | {r['inotify_instances']} | "
-            f"{r['peak_rss_mb']} | {new} | {r['startup_s']} |"
-        )
-    return "\n".join(lines)
+COLUMNS = (
+    ("tables", "tables"), ("mode", "mode"), ("p50 ms", "p50_ms"), ("p99 ms", "p99_ms"), ("max ms", "max_ms"),
+    ("idle CPU %", "idle_cpu_pct"), ("threads", "threads"), ("fds", "fds"), ("inotify", "inotify_instances"),
+    ("peak RSS MB", "peak_rss_mb"), ("new table ms", "new_table_first_batch_ms"), ("start-up s", "startup_s"),
+)
+"""The columns of the local run's printed table (:func:`benchmarks._common.warehouse_setup.markdown`)."""
 
 
 def main() -> None:

@@ -17,7 +17,8 @@ import threading
 import time
 from urllib.parse import unquote
 
-from benchmarks._common.warehouse_setup import SCHEMA, commit, create_tables_at, percentile
+from benchmarks._common.stats import percentile
+from benchmarks._common.warehouse_setup import SCHEMA, commit, create_tables_at
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -346,24 +347,15 @@ def run_s3(args) -> list[dict]:
     return rows
 
 
-def markdown_s3(rows: list[dict]) -> str:
-    header = (
-        "| tables | mode | wiring | p50 ms | p99 ms | p50 ms from commit | idle CPU % | threads | "
-        "fds | peak RSS MB | S3 req / idle table-h | listing req / h | SQS req / idle table-h | "
-        "new table ms | start-up s | idle req / table-h at proven 30 min | check s |"
-    )
-    lines = [header, "|" + "---|" * 17]
-    for r in rows:
-        new = "-" if r["new_table_first_batch_ms"] is None else r["new_table_first_batch_ms"]
-        lines.append(
-            f"| {r['tables']} | {r['mode']} | {r['wiring']} | {r['p50_ms']} | {r['p99_ms']} | "
-            f"{r['p50_from_commit_ms']} | {r['idle_cpu_pct']} | {r['threads']} | {r['fds']} | "
-            f"{r['peak_rss_mb']} | {r['s3_requests_per_table_hour']} | "
-            f"{r['s3_warehouse_level_per_hour']} | {r['sqs_requests_per_table_hour']} | {new} | "
-            f"{r['startup_s']} | {r.get('idle_requests_per_table_hour_at_default', '-')} | "
-            f"{r.get('check_s') or '-'} |"
-        )
-    return "\n".join(lines)
+COLUMNS = (
+    ("tables", "tables"), ("mode", "mode"), ("wiring", "wiring"), ("p50 ms", "p50_ms"), ("p99 ms", "p99_ms"),
+    ("p50 ms from commit", "p50_from_commit_ms"), ("idle CPU %", "idle_cpu_pct"), ("threads", "threads"),
+    ("fds", "fds"), ("peak RSS MB", "peak_rss_mb"), ("S3 req / idle table-h", "s3_requests_per_table_hour"),
+    ("listing req / h", "s3_warehouse_level_per_hour"), ("SQS req / idle table-h", "sqs_requests_per_table_hour"),
+    ("new table ms", "new_table_first_batch_ms"), ("start-up s", "startup_s"),
+    ("idle req / table-h at proven 30 min", "idle_requests_per_table_hour_at_default"), ("check s", "check_s"),
+)
+"""The columns of the S3 run's printed table (:func:`benchmarks._common.warehouse_setup.markdown`)."""
 
 
 def main() -> None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from benchmarks._common.scratch import scratch_dir
 from paimon_feed.tables import commit_arrow
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("commit", pa.int64())])
@@ -54,6 +55,16 @@ def commit(table, n: int) -> None:
         table,
         pa.table({"id": [n * 10 + i for i in range(ROWS_PER_COMMIT)], "commit": [n] * ROWS_PER_COMMIT}, schema=SCHEMA),
     )
+
+
+def committed_table(prefix: str, commits: int):
+    """A new scratch warehouse (see :func:`benchmarks._common.scratch.scratch_dir`) whose table
+    holds commits ``0 .. commits - 1``: the warehouse's path and the table."""
+    warehouse = scratch_dir(prefix)
+    table = open_table(warehouse)
+    for n in range(commits):
+        commit(table, n)
+    return warehouse, table
 
 
 def expected_rows(commits: range) -> set[tuple[int, int]]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-__all__ = ["arrivals", "percentile"]
+import statistics
+
+__all__ = ["arrivals", "latencies", "percentile"]
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -22,3 +24,16 @@ def arrivals(received: dict[int, float], first: int, last: int) -> tuple[dict[in
                 arrival[waiting] = received[snapshot_id]
             pending = []
     return arrival, len(pending)
+
+
+def latencies(from_visible: list[float], from_commit: list[float]) -> dict[str, object]:
+    """A run's commit-to-delivery latencies (ms) as the results record them: from the snapshot
+    file's visibility and from its commit time, each with its median and p99."""
+    return {
+        "latency_ms_from_visible": from_visible,
+        "latency_ms_from_commit": from_commit,
+        "p50_ms": statistics.median(from_visible),
+        "p99_ms": percentile(from_visible, 0.99),
+        "p50_ms_from_commit": statistics.median(from_commit),
+        "p99_ms_from_commit": percentile(from_commit, 0.99),
+    }

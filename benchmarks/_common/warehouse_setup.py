@@ -1,12 +1,15 @@
 """What the warehouse benchmark's parts share (:mod:`benchmarks.warehouse_bench`): the schema,
 the modes, creating a warehouse's tables (locally, or on S3 by copying one table's metadata),
-commits, and the counts and statistics both sides take."""
+commits, the counts both sides take and the plain table each prints."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
 import pyarrow as pa
+
+from benchmarks._common.figures import table
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("payload", pa.string())])
 MODES = ("warehouse", "changefeeds")
@@ -50,13 +53,6 @@ def inotify_instances() -> int:
     return count
 
 
-def percentile(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
-
-
 def create_tables_at(url: str, options: dict, count: int, server=None) -> list[str]:
     """``count`` empty tables ``db.t0000``...: the first made by pypaimon, the others (on S3)
     by copying its metadata server-side, which moto does in a request per file instead of the
@@ -81,3 +77,15 @@ def create_tables_at(url: str, options: dict, count: int, server=None) -> list[s
                 s3.copy_object(Bucket=bucket, Key=table + key[len(template):],
                                CopySource={"Bucket": bucket, "Key": key})
     return names
+
+
+def markdown(columns: Sequence[tuple[str, str]], rows: list[dict]) -> str:
+    """The table a run prints and keeps in ``warehouse.json``: one column per ``(header, key)``,
+    each cell the row's value as measured, ``-`` where the row has none."""
+
+    def cell(row: dict, key: str) -> str:
+        value = row.get(key)
+        return "-" if value is None else str(value)
+
+    return table([header for header, _ in columns], ["---"] * len(columns),
+                 [[cell(row, key) for _, key in columns] for row in rows])

@@ -375,8 +375,10 @@ def configure_logging(verbosity: int) -> None:
             if handler not in theirs:
                 handler.addFilter(_DropReraisedFailure())
                 handler.setFormatter(_NoteFormatter(log_format))
-        # pypaimon and watchfiles log every commit and change at INFO.
-        for noisy in ("pypaimon", "watchfiles"):
+        # pypaimon and watchfiles log every commit and change at INFO; pypaimon's REST client
+        # logs every request under its class names ("[rest] requestId:... url:..."), not
+        # under "pypaimon": a REST warehouse followed with -v would print a line a request.
+        for noisy in ("pypaimon", "watchfiles", "HttpClient", "RESTApi", "DLFAuthProvider"):
             logging.getLogger(noisy).setLevel(logging.WARNING)
 
 

@@ -2,9 +2,9 @@
 
 Which notifier serves a table is chosen by the table URL's scheme, fsspec-style, from a small
 registry: ``file`` → :class:`LocalNotifier`; ``s3``/``s3a`` → ``SqsNotifier`` when a queue is
-configured (``sqs_queue_url=`` or ``PAIMON_FEED_SQS_QUEUE_URL``); ``hdfs`` →
-:class:`HdfsNotifier` (the NameNode's inotify stream where the user may read it, else one
-NameNode call per table per 10 s, with a warning), ``viewfs`` → :class:`HdfsPollingNotifier`;
+configured (``sqs_queue_url=`` or ``PAIMON_FEED_SQS_QUEUE_URL``); ``hdfs`` and
+``viewfs`` → :class:`HdfsNotifier` (the NameNode's inotify stream, one per nameservice, where the
+user may read it, else one NameNode call per table per 10 s, with a warning);
 anything else → :class:`PollingNotifier`. A push source for another store is one module plus one registry entry.
 """
 
@@ -90,10 +90,6 @@ def _hdfs_auto(options: dict) -> Notifier:
     return HdfsNotifier(hadoop_classpath=options.get("hadoop_classpath"))
 
 
-def _viewfs_auto(options: dict) -> Notifier:
-    return HdfsPollingNotifier()
-
-
 def _hdfs(options: dict) -> Notifier:
     return HdfsNotifier(required=True, hadoop_classpath=options.get("hadoop_classpath"))
 
@@ -104,7 +100,7 @@ AUTO_BY_SCHEME: dict[str, Callable[[dict], Notifier]] = {
     "s3": _s3_auto,
     "s3a": _s3_auto,
     "hdfs": _hdfs_auto,
-    "viewfs": _viewfs_auto,
+    "viewfs": _hdfs_auto,
 }
 
 _BY_NAME: dict[str, Callable[[dict], Notifier]] = {"local": _local, "poll": _poll, "sqs": _sqs, "hdfs": _hdfs}
@@ -162,9 +158,9 @@ def create_notifier(spec: str, table_url: str, **options) -> Notifier:
             f"notifier='local' watches local directories; table {table_url} is not local "
             f"(use 'auto', 'poll' or 'sqs')"
         )
-    if spec == "hdfs" and urlparse(normalize_table_url(table_url)).scheme != "hdfs":
+    if spec == "hdfs" and urlparse(normalize_table_url(table_url)).scheme not in ("hdfs", "viewfs"):
         raise ConfigurationError(
             f"notifier='hdfs' reads an HDFS namespace's inotify stream; table {table_url} is not "
-            f"on hdfs:// (use 'auto' or 'poll')"
+            f"on hdfs:// or viewfs:// (use 'auto' or 'poll')"
         )
     return _BY_NAME[spec](options)

@@ -8,8 +8,11 @@ the cluster's own Hadoop client reads it and prints one JSON line per rename to
 per ``poll_ms`` while nothing happens, whatever the number of tables.
 
 If the helper dies after it started, it is started again from the last transaction it reported
-(nothing in between is lost); if the NameNode purged those edits meanwhile, the helper says so
-and listeners are told to look at every table.
+(nothing in between is lost); an HA failover it rides out itself (its Hadoop client fails over to
+the new active NameNode, which serves the same edits). If the NameNode purged the edits the
+stream had yet to read (a checkpoint past its retention while the helper was down or behind),
+the helper starts again at the NameNode's current transaction and says so; listeners are told
+(``missed``) to check every table.
 """
 
 from __future__ import annotations
@@ -38,8 +41,8 @@ HELPER = Path(__file__).resolve().parent / "java" / "HdfsInotify.java"
 CLASSPATH_ENV = "PAIMON_FEED_HADOOP_CLASSPATH"
 JVM_OPTIONS = ("-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
 START_TIMEOUT = 120.0  # seconds for a cold JVM to open the stream
-RESTART_BACKOFF = (0.5, 30.0)
-THREAD_PREFIX = "paimon-feed-hdfs-inotify"  # the threads that read a helper's pipes  # seconds: first and longest wait before starting a dead helper again
+RESTART_BACKOFF = (0.5, 30.0)  # seconds: first and longest wait before starting a dead helper again
+THREAD_PREFIX = "paimon-feed-hdfs-inotify"  # the threads that read a helper's pipes
 
 #: A listener gets ``(kind, path, txid)``: ``snapshot`` (a rename to snapshot-N at ``path``),
 #: ``missed`` (edits were purged: look at every table), ``down`` and ``up`` (the helper died,
@@ -195,7 +198,14 @@ class InotifyStream:
                 self._tell("up")
         elif message.get("missed"):
             self.missed += 1
-            logger.warning("%r: the NameNode purged edits the stream had not read; every table is checked", self)
+            logger.warning(
+                "%s: the NameNode no longer has the edits from transaction %s on (its oldest is %s; "
+                "purged after a checkpoint): the inotify stream starts at the current transaction %d, "
+                "and every table followed on it gets a history check, so a commit made in between is "
+                "delivered and a table dropped and re-created in between is found (HistoryRewrittenError, or "
+                "the feed's on_history_rewritten policy)",
+                self.namespace, message.get("from"), message.get("first"), txid,
+            )
             self._tell("missed")
         elif "path" in message:
             self.renames.append((txid, message["path"]))

@@ -18,8 +18,11 @@ The stream needs HDFS superuser rights. DESIGN invariant 16:
 - ``notifier="hdfs"`` without them: :class:`~paimon_feed.errors.ConfigurationError` before the
   first batch.
 
-``viewfs://`` tables are polled: a federated namespace needs one stream per nameservice and a
-map of its mount table, which this notifier does not build.
+A ``viewfs://`` table is pushed by the stream of the nameservice its mount point leads to
+(:mod:`paimon_feed.notifiers._viewfs`, the mount table in ``HADOOP_CONF_DIR``): a federated
+namespace gets one stream per nameservice its tables live on, and each renamed snapshot file
+wakes the ``viewfs://`` tables that show it. A table no link of the conf covers is polled.
+An HA nameservice (``hdfs://<nameservice>``) has one stream; its Hadoop client fails over.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from paimon_feed.notifiers._hdfs_stream import (
     hadoop_classpath,
     release,
 )
+from paimon_feed.notifiers._viewfs import MountTable, mount_table
 from paimon_feed.notifiers.base import SnapshotHint, Subscription, normalize_table_url
 from paimon_feed.notifiers.hdfs_poll import HDFS_POLL_INTERVAL, HdfsPollingNotifier
 
@@ -101,6 +105,8 @@ class HdfsNotifier(HdfsPollingNotifier):
         self._listeners: dict[str, Listener] = {}
         self._polled: dict[str, str] = {}  # namespace -> why it is polled
         self._warehouses: list[tuple[str, Callable[[], None]]] = []  # (namespace + root/, on_change)
+        self._namespaces: dict[str, str] = {}  # table URL -> the namespace whose stream serves it
+        self._mount_tables: dict[str, MountTable] = {}  # viewfs cluster -> its mount table
         self._warned = False
 
     def __repr__(self) -> str:
@@ -112,15 +118,34 @@ class HdfsNotifier(HdfsPollingNotifier):
         return any(stream.ready.done() and not stream.ready.exception() for stream in self._streams.values()
                    if not stream.ready.cancelled())
 
+    def _namespace_of(self, table_url: str) -> str:
+        """The namespace whose stream serves a table: its own for ``hdfs://``, the one its
+        mount point leads to for ``viewfs://`` (the URL's own if no link covers it)."""
+        namespace = self._namespaces.get(table_url)
+        if namespace is None:
+            namespace = namespace_of(table_url)
+            parsed = urlparse(table_url)
+            if parsed.scheme == "viewfs":
+                table = self._mount_tables.get(parsed.netloc) or mount_table(parsed.netloc)
+                resolved = table.resolve(parsed.path or "/") if table is not None else None
+                if table is not None and resolved is not None:
+                    self._mount_tables[parsed.netloc] = table
+                    namespace = resolved[0]
+            self._namespaces[table_url] = namespace
+        return namespace
+
     def _on_subscribe(self, subscription: Subscription) -> None:
         if subscription.file_io is None:
             raise ValueError(f"HdfsNotifier needs the table's file_io to look at {subscription.location}")
-        namespace = namespace_of(subscription.table_url)
+        namespace = self._namespace_of(subscription.table_url)
         if namespace in self._polled:
             self._start_probe(subscription)
         elif namespace not in self._streams:
             if not namespace.startswith("hdfs://"):
-                self._polled[namespace] = "viewfs:// tables are polled (one stream per nameservice is not built)"
+                self._polled[namespace] = (
+                    "no mount point of the viewfs mount table in HADOOP_CONF_DIR leads it to an hdfs:// nameservice"
+                    if namespace.startswith("viewfs://") else "its mount point leads to a file system that is not HDFS"
+                )
                 self._start_probe(subscription)
                 return
             try:
@@ -151,7 +176,7 @@ class HdfsNotifier(HdfsPollingNotifier):
         await release(stream)
         self._polled[namespace] = reason
         for key, subscriptions in self._subscriptions.items():
-            if namespace_of(key) == namespace and subscriptions:
+            if self._namespace_of(key) == namespace and subscriptions:
                 self._start_probe(subscriptions[0])
 
     def _refuse_or_warn(self) -> None:
@@ -173,7 +198,7 @@ class HdfsNotifier(HdfsPollingNotifier):
         """Call ``on_change()`` when the stream shows a commit to a table under ``warehouse`` that
         no feed follows yet (a new table): the warehouse feed lists again at once. Where the
         namespace is polled nothing calls it, and the feed's listing finds new tables."""
-        if urlparse(warehouse).scheme.lower() != "hdfs":
+        if urlparse(warehouse).scheme.lower() not in ("hdfs", "viewfs"):
             return None
         entry = (normalize_table_url(warehouse) + "/", on_change)
         self._warehouses.append(entry)
@@ -186,16 +211,24 @@ class HdfsNotifier(HdfsPollingNotifier):
 
     def _on_stream(self, namespace: str, kind: str, path: str, txid: int) -> None:
         if kind == "snapshot":  # path: /wh/db.db/t/snapshot/snapshot-N, within the namespace
-            table = normalize_table_url(namespace + path[: path.rindex("/snapshot/")])
-            hint = SnapshotHint(table, snapshot_id_from_name(path.rsplit("/", 1)[1]), self.source)
-            if self._dispatch(hint) == 0:  # nobody follows it: a new table of a watched warehouse?
+            table_path = path[: path.rindex("/snapshot/")]
+            snapshot_id = snapshot_id_from_name(path.rsplit("/", 1)[1])
+            # The table as hdfs:// names it, and as each viewfs:// mount table shows it.
+            tables = [normalize_table_url(namespace + table_path)]
+            for mounts in self._mount_tables.values():
+                tables += mounts.views(namespace, table_path)
+            hinted = sum(self._dispatch(SnapshotHint(table, snapshot_id, self.source)) for table in tables)
+            if hinted == 0:  # nobody follows it: a new table of a watched warehouse?
                 for root, on_change in list(self._warehouses):
-                    if (table + "/").startswith(root):
+                    if any((table + "/").startswith(root) for table in tables):
                         on_change()
         elif kind == "missed":  # events were lost: wake every table, the feeds look for themselves
             for key in list(self._subscriptions):
-                if namespace_of(key) == namespace:
+                if self._namespace_of(key) == namespace:
                     self._dispatch(SnapshotHint(key, None, "hdfs-missed"))
+            for root, on_change in list(self._warehouses):  # a table may have come meanwhile
+                if self._namespace_of(root.rstrip("/")) == namespace:
+                    on_change()
         elif kind == "down":
             self._poll_while_down(namespace)
         elif kind == "up":
@@ -211,7 +244,7 @@ class HdfsNotifier(HdfsPollingNotifier):
             "is back (%.0f NameNode calls per table-hour)", namespace, self.interval, 3600 / self.interval,
         )
         for key, subscriptions in self._subscriptions.items():
-            if namespace_of(key) == namespace and subscriptions:
+            if self._namespace_of(key) == namespace and subscriptions:
                 for subscription in subscriptions:
                     subscription.push_failures += 1
                 self._start_probe(subscriptions[0], wake_first=True)
@@ -220,7 +253,7 @@ class HdfsNotifier(HdfsPollingNotifier):
         """The helper is back: its stream replays the renames made while it was down, so the
         namespace's probes stop."""
         logger.info("%s: the inotify helper is back; push again", namespace)
-        for key in [key for key in self._probes if namespace_of(key) == namespace]:
+        for key in [key for key in self._probes if self._namespace_of(key) == namespace]:
             self._probes.pop(key).cancel()
 
     async def _close(self) -> None:

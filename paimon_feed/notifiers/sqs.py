@@ -56,14 +56,9 @@ from paimon_feed.notifiers._sqs_queue import (
     region_from_queue_url,
     start_problem,
 )
-from paimon_feed.notifiers.base import (
-    Notifier,
-    SnapshotHint,
-    Subscription,
-    WarehouseChange,
-    normalize_table_url,
-)
-from paimon_feed.notifiers.events import MalformedMessageError, keys_in_message, parse_message
+from paimon_feed.notifiers._sqs_warehouses import SqsWarehouses, check_pipe_options, is_s3_warehouse
+from paimon_feed.notifiers.base import Notifier, Subscription, WarehouseChange
+from paimon_feed.notifiers.events import MalformedMessageError, parse_message
 
 __all__ = [
     "QUEUE_URL_ENV",
@@ -155,10 +150,7 @@ class SqsNotifier(Notifier):
                 f"SqsNotifier: retry_backoff must be (initial, max) seconds with "
                 f"0 < initial <= max, got {retry_backoff!r}"
             )
-        for name, value in (("pipe_check_interval", pipe_check_interval or 1.0),
-                            ("pipe_check_timeout", pipe_check_timeout), ("proven_interval", proven_interval)):
-            if not value > 0:
-                raise ConfigurationError(f"SqsNotifier: {name} must be > 0 seconds, got {value!r}")
+        check_pipe_options(pipe_check_interval, pipe_check_timeout, proven_interval)
         self.queue_url = queue_url.strip()
         self.endpoint_url = endpoint_url
         self.region_name = region_name or region_from_queue_url(self.queue_url)
@@ -176,16 +168,15 @@ class SqsNotifier(Notifier):
             wait_time_seconds=wait_time_seconds,
             max_messages=max_messages,
         )
-        self._pipe_check = None if pipe_check_interval is None else PipeCheck(
+        self._warehouses = SqsWarehouses(None if pipe_check_interval is None else PipeCheck(
             repr(self), lambda: self._queue.client_for("s3", s3_endpoint_url),
-            interval=pipe_check_interval, timeout=pipe_check_timeout, proven_interval=proven_interval)
+            interval=pipe_check_interval, timeout=pipe_check_timeout, proven_interval=proven_interval))
         self.delete_malformed = delete_malformed
         self.delete_unmatched = delete_unmatched
         self.buckets = frozenset(buckets) if buckets is not None else None
         self.failure_threshold = failure_threshold
         self.retry_backoff = (float(initial_backoff), float(max_backoff))
         self._task: asyncio.Task[None] | None = None
-        self._warehouse_watches: list[tuple[str, WarehouseChange]] = []
         #: done once the first receive answered (or failed); see :meth:`ready`
         self._first_receive: asyncio.Future[None] | None = None
         #: why the queue cannot be used at all, found by the first receive
@@ -235,7 +226,7 @@ class SqsNotifier(Notifier):
             "receive_errors": self.receive_errors,
             "delete_errors": self.delete_errors,
             "consecutive_failures": self.consecutive_failures,
-            **(self._pipe_check.metrics() if self._pipe_check is not None else {}),
+            **self._warehouses.metrics(),
         }
 
     # lifecycle ---------------------------------------------------------------------------
@@ -264,29 +255,19 @@ class SqsNotifier(Notifier):
     def watch_warehouse(self, warehouse: str, on_change: WarehouseChange) -> Callable[[], None] | None:
         """Call ``on_change(table_url)`` when a snapshot event names a table under the ``s3://``
         ``warehouse`` that no feed follows yet: with warehouse-wide wiring (``paimon-feed
-        wire``), a new table's first commit is found by its event, not by the next listing."""
-        if not warehouse.startswith(("s3://", "s3a://", "s3n://")):
+        wire``), a new table's first commit is found by its event, not by the next listing
+        (:mod:`paimon_feed.notifiers._sqs_warehouses`)."""
+        if not is_s3_warehouse(warehouse):
             return None
-        watch = (normalize_table_url(warehouse) + "/", on_change)
-        self._warehouse_watches.append(watch)
         self._start_receiving(f"watch_warehouse({warehouse!r})")
-        if self._pipe_check is not None:
-            self._pipe_check.watch(warehouse)
-        return lambda: self._warehouse_watches.remove(watch) if watch in self._warehouse_watches else None
+        return self._warehouses.watch(warehouse, on_change)
 
     def safety_interval(self, table_url: str, reconcile_interval: float) -> float:
         """``proven_interval`` for a table whose warehouse's pipe check passes, else
         ``reconcile_interval`` (see :mod:`paimon_feed.notifiers._pipe_check`)."""
-        if self._pipe_check is None or not self.healthy:
+        if not self.healthy:
             return reconcile_interval
-        return self._pipe_check.safety_interval(normalize_table_url(table_url) + "/", reconcile_interval)
-
-    def _announce_new_table(self, hint: SnapshotHint) -> int:
-        """Tell the warehouse watches that cover an unfollowed table; how many did."""
-        watches = [on_change for prefix, on_change in self._warehouse_watches if hint.table_url.startswith(prefix)]
-        for on_change in watches:
-            on_change(hint.table_url)
-        return len(watches)
+        return self._warehouses.safety_interval(table_url, reconcile_interval)
 
     async def ready(self) -> None:
         """Wait for the first receive (it does not wait for messages), and raise
@@ -302,8 +283,7 @@ class SqsNotifier(Notifier):
         task, self._task = self._task, None
         if task is not None:
             await cancel_and_wait([task])
-        if self._pipe_check is not None:
-            await self._pipe_check.close()
+        await self._warehouses.close()
         self._answered()
 
     def _answered(self) -> None:
@@ -412,9 +392,9 @@ class SqsNotifier(Notifier):
             )
             return False
         if not hints:
-            if self._pipe_check is not None and any(map(self._pipe_check.heard, keys_in_message(message.get("Body", "")))):
+            if self._warehouses.heard_probe(message.get("Body", "")):
                 return True
             self.messages_ignored += 1
             return True
-        receivers = sum([self._dispatch(hint) or self._announce_new_table(hint) for hint in hints])
+        receivers = sum([self._dispatch(hint) or self._warehouses.announce(hint.table_url) for hint in hints])
         return receivers > 0 or self.delete_unmatched

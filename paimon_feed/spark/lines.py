@@ -33,6 +33,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from typing import overload
 
 from paimon_feed.errors import ConfigurationError, SparkVersionError
 
@@ -55,6 +56,23 @@ READ_LIMITS_SINCE = (4, 2)
 _VERSION = re.compile(r"^\s*(\d+)\.(\d+)")
 
 
+class _Since:
+    """A :class:`SparkLine` flag: ``True`` on the line (major, minor) ``since`` and every later one."""
+
+    def __init__(self, since: tuple[int, int], doc: str) -> None:
+        self.since = since
+        self.__doc__ = doc
+
+    @overload
+    def __get__(self, line: None, owner: type | None = None) -> _Since: ...
+
+    @overload
+    def __get__(self, line: SparkLine, owner: type | None = None) -> bool: ...
+
+    def __get__(self, line: SparkLine | None, owner: type | None = None) -> bool | _Since:
+        return self if line is None else (line.major, line.minor) >= self.since
+
+
 @dataclass(frozen=True)
 class SparkLine:
     """One PySpark release line (``version`` as PySpark reports it)."""
@@ -68,28 +86,12 @@ class SparkLine:
         """``"4.0"``: the line, as the docs' table names it."""
         return f"{self.major}.{self.minor}"
 
-    def _since(self, line: tuple[int, int]) -> bool:
-        return (self.major, self.minor) >= line
-
-    @property
-    def data_source(self) -> bool:
-        """``spark.dataSource.register`` and Python batch/stream readers exist."""
-        return self._since(DATA_SOURCE_SINCE)
-
-    @property
-    def filter_pushdown(self) -> bool:
-        """``DataSourceReader.pushFilters`` exists (batch reads)."""
-        return self._since(PUSHDOWN_SINCE)
-
-    @property
-    def unix_sockets(self) -> bool:
-        """``spark.python.unix.domain.socket.enabled`` exists."""
-        return self._since(UNIX_SOCKETS_SINCE)
-
-    @property
-    def read_limits(self) -> bool:
-        """Admission control for Python stream readers, and ``SupportsTriggerAvailableNow``."""
-        return self._since(READ_LIMITS_SINCE)
+    # What the line offers, one flag per API: True from the line it arrived in (above) on.
+    data_source = _Since(DATA_SOURCE_SINCE, "``spark.dataSource.register`` and Python batch/stream readers exist.")
+    filter_pushdown = _Since(PUSHDOWN_SINCE, "``DataSourceReader.pushFilters`` exists (batch reads).")
+    unix_sockets = _Since(UNIX_SOCKETS_SINCE, "``spark.python.unix.domain.socket.enabled`` exists.")
+    read_limits = _Since(READ_LIMITS_SINCE,
+                         "Admission control for Python stream readers, and ``SupportsTriggerAvailableNow``.")
 
     def require_data_source(self) -> None:
         """Raise :class:`SparkVersionError` on a line without the Python data source API."""

@@ -10,6 +10,7 @@ import asyncio
 import logging
 import os
 
+import pytest
 from s3_feed_support import WAIT, eventually, s3_catalog, sqs_notifier
 from s3_support import s3_catalog_options
 from support import tables
@@ -29,24 +30,39 @@ def s3_requests(server, start: int, bucket: str) -> tuple[list[str], int]:
     return [line for line in lines if f" /{bucket}/" in line or f" /{bucket}?" in line], len(data)
 
 
-def test_probes_keep_tables_quiet_and_a_broken_pipe_brings_the_short_interval_back(s3_queue, monkeypatch, caplog):
+@pytest.fixture
+def follow(s3_queue, monkeypatch):
+    """The fixture's bucket as a warehouse of ``TABLES`` (one commit each), and how a test follows
+    it: an SqsNotifier on ``queue_url`` probing every ``interval`` s (each probe given ``timeout``
+    s), and a WarehouseFeed on it from ``latest``, unproven tables checked every ``SHORT`` s."""
     server, bucket = s3_queue.server, s3_queue.bucket
     monkeypatch.setenv("AWS_ENDPOINT_URL", server.endpoint_url)
-    server.client("s3").put_bucket_notification_configuration(Bucket=bucket, NotificationConfiguration={})
-    queue = f"{bucket}-pipe-{os.getpid()}"
-    wired = wire(f"s3://{bucket}/wh", queue=queue, eventbridge=True)
-    assert wired.queue_url is not None
     catalog = s3_catalog(s3_queue)
     for name in TABLES:
         tables.commit(tables.create_append_table(catalog, name), 0)
 
-    async def main() -> None:
-        notifier = sqs_notifier(server, wired.queue_url, pipe_check_interval=0.5, pipe_check_timeout=5.0,
+    def start(queue_url: str, interval: float, timeout: float):
+        notifier = sqs_notifier(server, queue_url, pipe_check_interval=interval, pipe_check_timeout=timeout,
                                 proven_interval=LONG)
-        async with notifier, WarehouseFeed(
+        feed = WarehouseFeed(
             f"s3://{bucket}/wh", catalog_options=s3_catalog_options(server, bucket), notifier=notifier,
             start="latest", discovery_interval=LONG, reconcile_interval=SHORT,
-        ) as feed:
+        )
+        return notifier, feed
+
+    return start
+
+
+def test_probes_keep_tables_quiet_and_a_broken_pipe_brings_the_short_interval_back(s3_queue, follow, caplog):
+    server, bucket = s3_queue.server, s3_queue.bucket
+    server.client("s3").put_bucket_notification_configuration(Bucket=bucket, NotificationConfiguration={})
+    queue = f"{bucket}-pipe-{os.getpid()}"
+    wired = wire(f"s3://{bucket}/wh", queue=queue, eventbridge=True)
+    assert wired.queue_url is not None
+
+    async def main() -> None:
+        notifier, feed = follow(wired.queue_url, interval=0.5, timeout=5.0)
+        async with notifier, feed:
             pipe = notifier.metrics
             await eventually(lambda: pipe()["pipe_checks_heard"] >= 1, what="a first probe's event")
             assert pipe()["pipe_proven"] == [f"s3://{bucket}/wh/"]
@@ -86,24 +102,17 @@ def test_probes_keep_tables_quiet_and_a_broken_pipe_brings_the_short_interval_ba
                for message in warnings), warnings
 
 
-def test_a_warehouse_whose_probe_never_arrives_is_not_probed_again(s3_queue, monkeypatch, caplog):
+def test_a_warehouse_whose_probe_never_arrives_is_not_probed_again(s3_queue, follow, caplog):
     """The fixture's queue gets no event for the probe's key (its rule is replaced by one for
     another prefix): the check turns itself off with one INFO line, tables keep the short interval."""
     server, bucket = s3_queue.server, s3_queue.bucket
-    monkeypatch.setenv("AWS_ENDPOINT_URL", server.endpoint_url)
-    catalog = s3_catalog(s3_queue)
-    tables.commit(tables.create_append_table(catalog, "db.a"), 0)
     server.client("s3").put_bucket_notification_configuration(Bucket=bucket, NotificationConfiguration={
         "QueueConfigurations": [{"QueueArn": s3_queue.queue_arn, "Events": ["s3:ObjectCreated:*"],
                                  "Filter": {"Key": {"FilterRules": [{"Name": "prefix", "Value": "wh/db.db/"}]}}}]})
 
     async def main() -> None:
-        notifier = sqs_notifier(server, s3_queue.queue_url, pipe_check_interval=0.2, pipe_check_timeout=1.0,
-                                proven_interval=LONG)
-        async with notifier, WarehouseFeed(
-            f"s3://{bucket}/wh", catalog_options=s3_catalog_options(server, bucket), notifier=notifier,
-            start="latest", discovery_interval=LONG, reconcile_interval=SHORT,
-        ) as feed:
+        notifier, feed = follow(s3_queue.queue_url, interval=0.2, timeout=1.0)
+        async with notifier, feed:
             await eventually(lambda: notifier.metrics()["pipe_checks_missed"] == 1, what="the first probe missed")
             checks = feed.metrics().tables["db.a"].reconciles
             await eventually(lambda: feed.metrics().tables["db.a"].reconciles >= checks + 3, what="safety checks")

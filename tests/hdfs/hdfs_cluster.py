@@ -1,8 +1,12 @@
 """A real HDFS from Python: Hadoop's MiniDFSCluster (``java/HdfsCluster.java``) in one JVM.
 
 The program is compiled with ``javac`` against the jars ``tests/interop/fetch_java.py`` cached, once per
-source and classpath. It prints the cluster's ``hdfs://`` URL and its NameNode's HTTP port; it
-stops the cluster when its stdin closes. NameNode calls are counted from the NameNode's own
+source and classpath. It starts one of three topologies (``single``: one NameNode; ``ha``: a
+logical nameservice with two NameNodes; ``federated``: two nameservices behind a ``viewfs://``
+mount table), writes the clients' ``core-site.xml`` and ``hdfs-site.xml`` into ``conf_dir`` (a
+``HADOOP_CONF_DIR``), prints the cluster's URLs and its NameNode's HTTP port, then takes commands
+(:meth:`HdfsCluster.command`: ``failover``, ``kill-active``, ``purge``, ``txid``); it stops
+the cluster when its stdin closes. NameNode calls are counted from the NameNode's own
 per-method RPC metrics (``RpcDetailedActivityForPort<port>`` on ``/jmx``): an oracle outside
 the project for what the feed and the notifier cost.
 """
@@ -22,7 +26,6 @@ import urllib.request
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
-from urllib.parse import urlparse
 
 import fetch_java
 from java_paimon import compile_java, stop_jvm
@@ -55,20 +58,25 @@ def compile_cluster() -> Path:
 
 
 class HdfsCluster:
-    """One MiniDFSCluster: ``url`` (``hdfs://127.0.0.1:PORT``), ``superuser``, ``rpc_calls()``."""
+    """One MiniDFSCluster: ``url`` (``hdfs://127.0.0.1:PORT``, ``hdfs://<nameservice>`` for
+    ``ha``), ``urls`` (one per nameservice), ``viewfs`` and ``mounts`` (``federated``),
+    ``conf_dir``, ``superuser``, ``rpc_calls()``, ``command()``."""
 
-    def __init__(self) -> None:
-        self.base_dir = tempfile.mkdtemp(prefix="paimon-feed-hdfs-")
+    def __init__(self, topology: str = "single") -> None:
+        self.topology = topology
+        self.base_dir = tempfile.mkdtemp(prefix=f"paimon-feed-hdfs-{topology}-")
         self._stderr_tail: deque[str] = deque(maxlen=200)
         # /jmx serves metrics cached for the metrics period (10 s by default): 1 s here, and
         # rpc_calls() waits that long, so a reading holds every call made before it.
         conf = Path(self.base_dir) / "conf"
         conf.mkdir()
         (conf / "hadoop-metrics2.properties").write_text(f"*.period={METRICS_PERIOD_S}\n")
+        self.conf_dir = str(Path(self.base_dir) / "client-conf")
+        os.mkdir(self.conf_dir)
         self.process = subprocess.Popen(
             ["java", *JVM_OPTIONS, f"-Djava.io.tmpdir={self.base_dir}",
              "-cp", os.pathsep.join([str(conf), str(compile_cluster()), classpath()]),
-             "HdfsCluster", os.path.join(self.base_dir, "dfs")],
+             "HdfsCluster", os.path.join(self.base_dir, "dfs"), topology, self.conf_dir],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         threading.Thread(target=self._drain_stderr, daemon=True).start()
@@ -83,9 +91,25 @@ class HdfsCluster:
             raise RuntimeError("the MiniDFSCluster exited:\n" + "".join(self._stderr_tail))
         started = json.loads(line)
         self.url: str = started["url"]
+        self.urls: list[str] = started["urls"]
+        self.viewfs: str | None = started.get("viewfs")
+        self.mounts: list[str] = started.get("mounts", [])
         self.http_port: int = started["http"]
         self.superuser: str = started["superuser"]
-        self.rpc_port = urlparse(self.url).port
+        self.rpc_port: int = started["rpc"]
+        self._commands = threading.Lock()
+
+    def command(self, line: str) -> dict:
+        """Run one of the launcher's commands (``failover``, ``kill-active``, ``purge``, ``txid``)
+        and return its JSON answer; raise if it failed."""
+        with self._commands:
+            assert self.process.stdin is not None and self.process.stdout is not None
+            self.process.stdin.write(line + "\n")
+            self.process.stdin.flush()
+            answer = json.loads(self.process.stdout.readline() or "{\"error\": \"the cluster exited\"}")
+        if "error" in answer:
+            raise RuntimeError(f"HdfsCluster {line!r} failed: {answer['error']}\n" + "".join(self._stderr_tail))
+        return answer
 
     def _drain_stderr(self) -> None:
         for line in self.process.stderr:

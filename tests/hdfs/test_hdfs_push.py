@@ -11,15 +11,13 @@ import threading
 
 import pytest
 from hdfs_cluster import classpath, until
+from hdfs_feeds import PUSH_ONLY, warehouse_finds_a_new_table
 from support.feeds import consume
 from support.tables import catalog, commit, create_append_table, create_pk_table
 
 from paimon_feed import ChangeFeed, ConfigurationError
 from paimon_feed.notifiers import HdfsNotifier, _hdfs_stream
 from paimon_feed.notifiers._hdfs_stream import CLASSPATH_ENV, THREAD_PREFIX
-
-# Only a hint can wake these feeds within the test: no polling, no safety check.
-PUSH_ONLY = {"poll_interval": 3600, "reconcile_interval": 3600}
 
 
 def run(coroutine):
@@ -126,23 +124,5 @@ def test_a_helper_that_dies_resumes_from_its_last_transaction(hdfs_warehouse):
 
 
 def test_a_warehouse_feed_is_pushed_and_finds_a_new_table_through_the_stream(hdfs_warehouse):
-    from paimon_feed import WarehouseFeed
-
-    cat = catalog(hdfs_warehouse)
-    events = create_append_table(cat)
-    commit(events, 0)
     notifier = HdfsNotifier(required=True, hadoop_classpath=classpath())
-
-    async def main():
-        # No listing after the start (discovery every hour): only the stream can show the new table.
-        async with notifier, WarehouseFeed(hdfs_warehouse, consumer_id="etl", start="earliest", notifier=notifier,
-                                           discovery_interval=3600, **PUSH_ONLY) as feed:
-            first = await consume(feed, until=lambda d: 0 in d.commits)
-            orders = create_pk_table(cat)
-            commit(orders, 0)
-            found = await consume(feed, until=lambda d: any(b.table == "db.orders" for b in d.batches))
-            return first, found, orders
-
-    first, found, orders = run(main())
-    first.assert_exactly(events, [0])
-    assert [row["commit"] for index, row in found.rows if found.batches[index].table == "db.orders"] == [0]
+    run(warehouse_finds_a_new_table(hdfs_warehouse, notifier))

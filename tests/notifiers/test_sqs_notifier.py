@@ -406,6 +406,10 @@ def test_subscribe_outside_an_event_loop_says_so():
         ({"failure_threshold": 0}, "failure_threshold"),
         ({"retry_backoff": (0.0, 1.0)}, "retry_backoff"),
         ({"retry_backoff": (5.0, 1.0)}, "retry_backoff"),
+        ({"pipe_check_interval": 0}, "pipe_check_interval"),
+        ({"pipe_check_interval": -1.0}, "pipe_check_interval"),
+        ({"pipe_check_timeout": 0}, "pipe_check_timeout"),
+        ({"proven_interval": -5}, "proven_interval"),
     ],
 )
 def test_invalid_options_name_the_option(options, option_name):

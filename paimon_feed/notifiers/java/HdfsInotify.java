@@ -23,7 +23,9 @@ import org.apache.hadoop.security.AccessControlException;
  *   {"ready": true, "txid": N}            the stream is open after transaction N (rights checked)
  *   {"txid": N, "path": "/wh/db.db/t/snapshot/snapshot-7"}   a RENAME to a snapshot file
  *   {"txid": N}                           progress: the last transaction read, once caught up
- *   {"missed": true, "txid": N}           edits after LAST_TXID were purged: events were lost
+ *   {"missed": true, "from": F, "first": R, "txid": N}   the NameNode no longer has the edits
+ *                                         from transaction F (its oldest is R): the stream
+ *                                         starts again at the current transaction N
  *   {"error": "superuser"|"io", "message": "..."}   then exits (3: no superuser rights, 1: other)
  * </pre>
  * Every empty poll is one getEditsFromTxid call to the NameNode; POLL_MS apart. Exits when
@@ -32,8 +34,14 @@ import org.apache.hadoop.security.AccessControlException;
 public final class HdfsInotify {
     private static final Pattern SNAPSHOT = Pattern.compile(".*/snapshot/snapshot-[0-9]+");
 
+    private static HdfsAdmin admin;
+    private static URI uri;
+    private static Configuration conf;
+    private static DFSInotifyEventInputStream stream;
+    /** The last transaction the stream read (or starts after). */
+    private static long position;
+
     public static void main(String[] args) throws Exception {
-        URI uri = URI.create(args[0]);
         long lastTxid = Long.parseLong(args[1]);
         long pollMs = Long.parseLong(args[2]);
         Thread watchdog = new Thread(() -> {
@@ -49,19 +57,15 @@ public final class HdfsInotify {
         });
         watchdog.setDaemon(true);
         watchdog.start();
-        Configuration conf = new HdfsConfiguration();
-        DFSInotifyEventInputStream stream;
+        uri = URI.create(args[0]);
+        conf = new HdfsConfiguration();
         EventBatch first;
         try {
-            if (lastTxid < 0) {
-                // The NameNode's current transaction (a superuser call, like the stream's).
-                try (DFSClient client = new DFSClient(uri, conf)) {
-                    lastTxid = client.getNamenode().getCurrentEditLogTxid();
-                }
-            }
-            stream = new HdfsAdmin(uri, conf).getInotifyEventStream(lastTxid);
+            admin = new HdfsAdmin(uri, conf);
+            position = lastTxid < 0 ? currentTxid() : lastTxid;
+            stream = admin.getInotifyEventStream(position);
             // getInotifyEventStream(txid) makes no call; this first poll checks the rights.
-            first = pollOnce(stream);
+            first = pollOnce();
         } catch (AccessControlException e) {
             fail("superuser", e, 3);
             return;
@@ -69,24 +73,23 @@ public final class HdfsInotify {
             fail("io", e, 1);
             return;
         }
-        System.out.println("{\"ready\": true, \"txid\": " + lastTxid + "}");
+        System.out.println("{\"ready\": true, \"txid\": " + position + "}");
         System.out.flush();
-        long seen = lastTxid;
-        long reported = lastTxid;
+        long reported = position;
         EventBatch batch = first;
         while (true) {
             if (batch != null) {
-                seen = emit(batch);
+                position = emit(batch);
             } else {
-                if (seen != reported) {
-                    System.out.println("{\"txid\": " + seen + "}");
+                if (position != reported) {
+                    System.out.println("{\"txid\": " + position + "}");
                     System.out.flush();
-                    reported = seen;
+                    reported = position;
                 }
                 Thread.sleep(pollMs);
             }
             try {
-                batch = pollOnce(stream);
+                batch = pollOnce();
             } catch (Exception e) {
                 fail("io", e, 1);
                 return;
@@ -94,13 +97,28 @@ public final class HdfsInotify {
         }
     }
 
-    private static EventBatch pollOnce(DFSInotifyEventInputStream stream) throws Exception {
+    /** The NameNode's current transaction (a superuser call, like the stream's). */
+    private static long currentTxid() throws Exception {
+        try (DFSClient client = new DFSClient(uri, conf)) {
+            return client.getNamenode().getCurrentEditLogTxid();
+        }
+    }
+
+    /**
+     * One poll of the stream. If the NameNode purged edits the stream had not read yet, the
+     * stream starts again at the current transaction (reading every retained transaction in
+     * between would only replay old events, up to millions of them): says so, returns null.
+     */
+    private static EventBatch pollOnce() throws Exception {
         try {
             return stream.poll();
         } catch (MissingEventsException e) {
-            System.out.println("{\"missed\": true, \"txid\": " + e.getActualTxid() + "}");
+            position = currentTxid();
+            stream = admin.getInotifyEventStream(position);
+            System.out.println("{\"missed\": true, \"from\": " + e.getExpectedTxid() + ", \"first\": "
+                + e.getActualTxid() + ", \"txid\": " + position + "}");
             System.out.flush();
-            return stream.poll();
+            return null;
         }
     }
 
