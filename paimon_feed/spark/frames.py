@@ -72,7 +72,9 @@ def read_groups(
 def task_slots(spark: Any, fallback: int) -> int:
     """How many tasks ``spark`` runs at once (classic Spark's default parallelism); a Spark
     Connect session does not say, so ``spark.default.parallelism`` if set, else ``fallback``."""
-    if type(spark).__module__.startswith("pyspark.sql.connect"):
+    from paimon_feed.spark import is_connect
+
+    if is_connect(spark):
         configured = spark.conf.get("spark.default.parallelism", None)
         return int(configured) if configured else fallback
     return int(spark.sparkContext.defaultParallelism)
