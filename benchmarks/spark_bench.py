@@ -67,14 +67,12 @@ import time
 
 from benchmarks._common import spark_setup as setup
 from benchmarks._common.java_connector import (
-    CONNECTOR_PYSPARK,
     JAVA_CHANGELOG_OPTIONS,
-    JavaConnector,
     fetch_java_connector,
 )
 from benchmarks._common.scratch import scratch_dir  # (removed at exit)
 from benchmarks._common.spark_readers import SESSION_SOCKETS, SOCKETS, Readers, new_session
-from benchmarks.spark_idle_s3 import measure_idle_s3, s3a_conf, start_moto
+from benchmarks.spark_idle_s3 import measure_idle_s3, moto_and_connector
 from benchmarks.spark_latency import PYTHON_CEILING, TRIGGERS, measure_latencies
 from benchmarks.spark_sockets import SOCKET_PROBE_MODES, measure_python_sockets, socket_probe
 from benchmarks.spark_startup import measure_imports, measure_startup
@@ -206,13 +204,9 @@ def main() -> None:
     small = setup.create_table(catalog, "db.small", setup.SMALL)
     setup.commit_small(small, 0)
 
-    server = start_moto()  # before the sessions: Python workers inherit the environment
-    java_connector = None
-    try:
-        if java.get("jars"):
-            print(f"starting the Java connector's process (PySpark {CONNECTOR_PYSPARK}) ...", flush=True)
-            java_connector = JavaConnector(java["jars"], {"spark.sql.session.timeZone": "UTC", **s3a_conf(server)},
-                                           os.path.join(workdir, "java-connector.log"))
+    # moto before the sessions: their Python workers inherit its environment
+    with moto_and_connector(java.get("jars"), workdir) as (server, java_connector):
+        if java_connector:
             java.update(process=java_connector.ready)
         java["jars"] = [os.path.basename(jar) for jar in java.get("jars", [])] or None
         spark = new_session("paimon-feed-spark-bench", SESSION_SOCKETS)
@@ -252,10 +246,6 @@ def main() -> None:
         results["environment"]["load_at_end"] = setup.load()
         results["environment"]["run_s"] = time.monotonic() - run_started
         spark.stop()
-    finally:
-        if java_connector:
-            java_connector.close()
-        server.close()
     results["targets"] = targets(results)
 
     print_report(results)

@@ -4,10 +4,12 @@ source on ``s3://`` (push and a storage check per trigger) and the Java connecto
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
+from collections.abc import Callable, Iterator
 
-from benchmarks._common.java_connector import JavaConnector, JavaFollow
+from benchmarks._common.java_connector import CONNECTOR_PYSPARK, JavaConnector, JavaFollow
 from benchmarks._common.s3_costs import SQS_REQUEST, idle_log_window, requests_of_table
 from benchmarks._common.spark_setup import SMALL, commit_small, create_table, driver_stats, load, wait_for
 from benchmarks.java_connector_worker import ArrivalSink
@@ -36,6 +38,54 @@ def s3a_conf(server) -> dict[str, str]:
         "spark.hadoop.fs.s3a.secret.key": server.secret_key,
         "spark.hadoop.fs.s3a.aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
     }
+
+
+@contextlib.contextmanager
+def moto_and_connector(jars: list[str] | None, workdir: str) -> Iterator[tuple]:
+    """A ``moto_server`` (started first: the Python workers of a Spark session started after it
+    inherit its environment) and, given the connector's ``jars``, the Java connector's process
+    pointed at it (:func:`s3a_conf`); both closed at exit."""
+    server = start_moto()
+    connector = None
+    try:
+        if jars:
+            print(f"starting the Java connector's process (PySpark {CONNECTOR_PYSPARK}) ...", flush=True)
+            connector = JavaConnector(jars, {"spark.sql.session.timeZone": "UTC", **s3a_conf(server)},
+                                      os.path.join(workdir, "java-connector.log"))
+        yield server, connector
+    finally:
+        if connector:
+            connector.close()
+        server.close()
+
+
+def idle_window(server, idle_seconds: float, java: JavaConnector | None, workdir: str,
+                stop: Callable[[], None], tables: dict[str, str], per: str) -> dict:
+    """Requests per ``per`` (``minute`` or ``hour``) for each mode's table of ``tables``, while
+    ours follow them and, with ``java``, the connector follows ``tables["java_connector"]``: 5 s
+    for start-up reads (catalog, schema, LATEST) to fall out of the window, then moto's log over
+    ``idle_seconds``; ``stop`` ends ours, then the connector's query is checked and stopped."""
+    follow = None
+    if java:
+        java_table = tables["java_connector"]
+        follow = JavaFollow(java, f"s3a://{BUCKET}/wh/db.db/{java_table}", "0 seconds",
+                            os.path.join(workdir, f"checkpoint-{java_table}"), tag=java_table)
+    time.sleep(5.0)
+    before = load()
+    window, decoded = idle_log_window(server, idle_seconds)
+    stop()
+    if follow:
+        follow.arrivals()  # raises if its query failed during the window
+        follow.stop()
+    result: dict = {"window_s": window, "load_before": before, "load_after": load(), "modes": {}}
+    per_s = {"minute": 60, "hour": 3600}[per]
+    for mode, name in tables.items():
+        counts = requests_of_table(decoded, name, window, per_s)
+        counts[f"s3_requests_per_{per}"] = counts.pop("s3_requests_per_window")
+        result["modes"][mode] = counts
+    sqs = sum(1 for line in decoded if SQS_REQUEST.search(line))
+    result[f"sqs_requests_per_{per}"] = sqs * per_s / window
+    return result
 
 
 def measure_idle_s3(spark, server, workdir: str, idle_seconds: float, java: JavaConnector | None) -> dict:
@@ -80,25 +130,11 @@ def measure_idle_s3(spark, server, workdir: str, idle_seconds: float, java: Java
             queries[mode] = (query, stats)
         for mode, (_, stats) in queries.items():
             wait_for(lambda stats=stats: bool(stats()), 120, f"the idle {mode} query to start")
-        java_follow = None
-        if java:
-            java_follow = JavaFollow(java, f"s3a://{BUCKET}/wh/db.db/idle_java", "0 seconds",
-                                     os.path.join(workdir, "idle-checkpoint-java"), tag="idle-java")
-        time.sleep(5.0)  # start-up reads (catalog, schema, LATEST) fall out of the window
-        before = load()
-        window, decoded = idle_log_window(server, idle_seconds)
-        for query, _ in queries.values():
-            query.stop()
-        if java_follow:
-            java_follow.arrivals()  # raises if its query failed during the window
-            java_follow.stop()
-        result: dict = {"window_s": window, "load_before": before, "load_after": load(), "modes": {}}
-        for mode, name in tables.items():
-            counts = requests_of_table(decoded, name, window, 60)
-            counts["s3_requests_per_minute"] = counts.pop("s3_requests_per_window")
-            result["modes"][mode] = counts
-        sqs = sum(1 for line in decoded if SQS_REQUEST.search(line))
-        result["sqs_requests_per_minute"] = sqs * 60 / window
-        return result
+
+        def stop() -> None:
+            for query, _ in queries.values():
+                query.stop()
+
+        return idle_window(server, idle_seconds, java, workdir, stop, tables, "minute")
     finally:
         server.close()

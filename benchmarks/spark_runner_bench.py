@@ -8,9 +8,10 @@ session (the main venv's PySpark). Measured, interleaved where both run the same
 1. ``available_now``: a 10-row table, from the call to its return (``fn`` writes the batch to
    Spark's ``noop`` sink), a fresh consumer each time; the connector: a ``Trigger.AvailableNow``
    query into ``noop`` with a fresh checkpoint (its clock includes one request to its process).
-2. Commit -> ``fn`` called (entry) and -> the batch's rows collected in ``fn`` (end), local
-   table, inotify push; the connector with Spark's default trigger (``0 seconds``): when its
-   ``foreachBatch`` was entered and ended. From the snapshot file's mtime.
+2. Commit -> ``fn`` called (entry) and -> the batch's rows collected in ``fn`` (end), on a
+   local table (inotify push) and on S3 (moto, SQS push); the connector with Spark's default
+   trigger (``0 seconds``) beside each: when its ``foreachBatch`` was entered and ended
+   (:mod:`benchmarks.spark_runner_latency`).
 3. Storage requests of an idle table on S3 (moto), counted in moto's log: the runner pushed by
    SQS (its safety check every ``reconcileInterval``, 60 s) and the connector on ``s3a://``
    with its default trigger; per hour = the window's count scaled.
@@ -25,72 +26,35 @@ import argparse
 import importlib.metadata
 import os
 import platform
-import random
 import statistics
 import sys
-import threading
 import time
 
+from benchmarks import spark_runner_latency as latency
 from benchmarks._common.java_connector import (
     CONNECTOR_PYSPARK,
     JAVA_PAIMON_VERSION,
     JAVA_SPARK_LINE,
-    JavaConnector,
-    JavaFollow,
     fetch_java_connector,
 )
-from benchmarks._common.s3_costs import SQS_REQUEST, idle_log_window, requests_of_table
 from benchmarks._common.scratch import scratch_dir
-from benchmarks._common.spark_readers import (
-    SESSION_SOCKETS,
-    Readers,
-    new_session,
-)
+from benchmarks._common.spark_readers import SESSION_SOCKETS, Readers, new_session
 from benchmarks._common.spark_setup import (
     RESULTS,
     SMALL,
     SMALL_DDL,
-    WARM_UP_COMMITS,
     commit_small,
     create_table,
     interleaved,
     load,
-    wait_for,
     write_results,
 )
-from benchmarks._common.stats import percentile
-from benchmarks.spark_idle_s3 import (
-    BUCKET,
-    s3a_conf,
-    start_moto,
-)
-from benchmarks.spark_latency import (
-    commit_delay,
-    measure_latency,
-)
+from benchmarks.spark_idle_s3 import BUCKET, idle_window, moto_and_connector
 from paimon_feed.spark import foreach_batch
 
 OUT = os.path.join(RESULTS, "spark_runner.json")
-TARGETS = {"latency_p50_s": 1.0, "latency_p99_s": 2.0, "idle_requests_java_over_runner": 100.0,
-           "available_now_vs_java": 1.5}
-
-
-class LatencySink:
-    """``fn`` of the latency case: when it was entered per batch id, and when each commit's rows
-    were in hand (collected)."""
-
-    def __init__(self) -> None:
-        self.entered: dict[int, float] = {}
-        self.ended: dict[int, float] = {}
-        self._lock = threading.Lock()
-
-    def __call__(self, df, batch_id: int) -> None:
-        entered = time.time()
-        commits = {row["commit"] for row in df.select("commit").collect()}
-        ended = time.time()
-        with self._lock:
-            self.entered[batch_id] = entered
-            self.ended.update({n: ended for n in commits})
+TARGETS = {"latency_p50_s": 1.0, "latency_p99_s": 2.0, "latency_s3_p50_s": 1.0, "latency_s3_p99_s": 2.0,
+           "idle_requests_java_over_runner": 100.0, "available_now_vs_java": 1.5}
 
 
 def measure_available_now(spark, readers, warehouse: str, repeats: int, workdir: str) -> dict:
@@ -113,64 +77,11 @@ def measure_available_now(spark, readers, warehouse: str, repeats: int, workdir:
             "cases": {name: {"seconds": s, "median_s": statistics.median(s)} for name, s in seconds.items()}}
 
 
-def measure_runner_latency(spark, warehouse: str, table, commits: int, seed: int) -> dict:
-    """The runner following ``db.small`` (inotify), ``commits`` commits after warm-up ones."""
-    sink = LatencySink()
-    runner = foreach_batch(spark, sink, warehouse=warehouse, table="db.small", consumer_id=f"latency-{seed}",
-                           start="latest")
-    snapshot_dir = os.path.join(warehouse, "db.db", "small", "snapshot")
-    rng = random.Random(seed)
-    warm_up = [-(n + 1) - 1000 * seed for n in range(WARM_UP_COMMITS)]
-    numbers = [seed * 1000 + n for n in range(commits)]
-    snapshot_of = {}
-    try:
-        for n in warm_up + numbers:
-            time.sleep(commit_delay(rng, 0))
-            commit_small(table, n)
-            snapshot_of[n] = table.snapshot_manager().get_latest_snapshot().id
-            if n in warm_up:
-                wait_for(lambda n=n: n in sink.ended, 300, "runner: warm-up commit")
-        wait_for(lambda: all(n in sink.ended for n in numbers), 300, "runner: every commit")
-    finally:
-        runner.stop()
-    runner.await_termination(0)
-    committed = {n: os.stat(os.path.join(snapshot_dir, f"snapshot-{snapshot_of[n]}")).st_mtime_ns / 1e9
-                 for n in numbers}
-    entry = {n: sink.entered[min(b for b in sink.entered if b >= snapshot_of[n])] for n in numbers}
-    return {"entry_ms": [(entry[n] - committed[n]) * 1000 for n in numbers],
-            "end_ms": [(sink.ended[n] - committed[n]) * 1000 for n in numbers],
-            "batches": len(set(entry.values()))}
-
-
-def summary(runs: list[dict], label: str) -> dict:
-    entry = [v for run in runs for v in run["entry_ms"]]
-    end = [v for run in runs for v in run["end_ms"]]
-    return {"label": label, "commits": len(end),
-            "entry_ms_p50": statistics.median(entry), "entry_ms_p99": percentile(entry, 0.99),
-            "end_ms_p50": statistics.median(end), "end_ms_p99": percentile(end, 0.99), "runs": runs}
-
-
-def measure_latencies(spark, readers, warehouse: str, table, commits: int, rounds: int, workdir: str) -> dict:
-    before = load()
-    runner_runs, java_runs = [], []
-    for seed in range(rounds):
-        print(f"  latency round {seed + 1}/{rounds}, load {load()}", flush=True)
-        runner_runs.append(measure_runner_latency(spark, warehouse, table, commits, seed))
-        if readers.java:
-            numbers = [50_000 + seed * 1000 + n for n in range(commits)]
-            java_runs.append(measure_latency(readers, table, "java_connector", "0 seconds", numbers,
-                                                workdir, f"runner-bench-{seed}", seed + 100))
-    result = {"load_before": before, "load_after": load(),
-              "runner": summary(runner_runs, "foreach_batch, inotify push")}
-    if java_runs:
-        result["java_connector"] = summary(java_runs, "Paimon's Java connector, default trigger (0 seconds)")
-    return result
-
-
 def measure_idle_s3(spark, server, java, idle_seconds: float, workdir: str) -> dict:
     """The runner (SQS push) and the connector (``s3a://``) following idle tables on moto."""
     from pypaimon import CatalogFactory
-    from s3_support import s3_catalog_options
+
+    from tests.s3_support import s3_catalog_options
 
     server.create_bucket(BUCKET)
     queue = server.create_queue("runner-bench")
@@ -186,34 +97,21 @@ def measure_idle_s3(spark, server, java, idle_seconds: float, workdir: str) -> d
     runner = foreach_batch(spark, lambda df, _: None, warehouse=options["warehouse"], table="db.idle_runner",
                            consumer_id="idle", start="latest", notifier="sqs", queueUrl=queue.queue_url,
                            **catalog_options)
-    follow = None
-    if java:
-        follow = JavaFollow(java, f"s3a://{BUCKET}/wh/db.db/idle_java", "0 seconds",
-                               os.path.join(workdir, "idle-checkpoint-java"), tag="runner-idle-java")
-    time.sleep(5.0)  # start-up reads fall out of the window
-    before = load()
-    window, lines = idle_log_window(server, idle_seconds)
-    runner.stop()
-    runner.await_termination(0)
-    if follow:
-        follow.arrivals()  # raises if its query failed during the window
-        follow.stop()
-    result: dict = {"window_s": window, "load_before": before, "load_after": load(), "modes": {}}
-    for mode, name in tables.items():
-        counts = requests_of_table(lines, name, window, 3600)
-        counts["s3_requests_per_hour"] = counts.pop("s3_requests_per_window")
-        result["modes"][mode] = counts
-    sqs = sum(1 for line in lines if SQS_REQUEST.search(line))
-    result["sqs_requests_per_hour"] = sqs * 3600 / window
-    return result
+
+    def stop() -> None:
+        runner.stop()
+        runner.await_termination(0)
+
+    return idle_window(server, idle_seconds, java, workdir, stop, tables, "hour")
 
 
 def targets(results: dict) -> dict:
     """Each issue target with the measured value and whether it was reached."""
     out: dict = {}
-    runner = results["latency"]["runner"]
-    out["latency_p50_s"] = {"value": runner["entry_ms_p50"] / 1000, "target": TARGETS["latency_p50_s"]}
-    out["latency_p99_s"] = {"value": runner["entry_ms_p99"] / 1000, "target": TARGETS["latency_p99_s"]}
+    for part, prefix in (("latency", "latency"), ("latency_s3", "latency_s3")):
+        runner = results[part]["runner"]
+        for p in ("p50", "p99"):
+            out[f"{prefix}_{p}_s"] = {"value": runner[f"entry_ms_{p}"] / 1000, "target": TARGETS[f"{prefix}_{p}_s"]}
     modes = results["idle_s3"]["modes"]
     if "java_connector" in modes:
         ratio = modes["java_connector"]["s3_requests"] / max(1, modes["runner"]["s3_requests"])
@@ -253,13 +151,7 @@ def main() -> None:
     commit_small(create_table(catalog, "db.tiny", SMALL), 0)
     small = create_table(catalog, "db.small", SMALL)
     commit_small(small, 0)
-    server = start_moto()
-    connector = None
-    try:
-        if java.get("jars"):
-            print(f"starting the Java connector's process (PySpark {CONNECTOR_PYSPARK}) ...", flush=True)
-            connector = JavaConnector(java["jars"], {"spark.sql.session.timeZone": "UTC", **s3a_conf(server)},
-                                         os.path.join(workdir, "java-connector.log"))
+    with moto_and_connector(java.get("jars"), workdir) as (server, connector):
         spark = new_session("paimon-feed-runner-bench", SESSION_SOCKETS)
         readers = Readers(spark, warehouse, java=connector)
         results: dict = {"environment": {
@@ -270,18 +162,17 @@ def main() -> None:
             "load_at_start": load()}}
         print("available_now ...", flush=True)
         results["available_now"] = measure_available_now(spark, readers, warehouse, args.repeats, workdir)
-        print("latency ...", flush=True)
-        results["latency"] = measure_latencies(spark, readers, warehouse, small, args.latency_commits,
-                                               args.latency_rounds, workdir)
+        print("latency, local ...", flush=True)
+        results["latency"] = latency.measure_local(spark, readers, warehouse, small, args.latency_commits,
+                                                   args.latency_rounds, workdir)
+        print("latency, S3 ...", flush=True)
+        results["latency_s3"] = latency.measure_s3(spark, server, connector, args.latency_commits,
+                                                   args.latency_rounds, workdir)
         print(f"idle on moto: {args.idle_seconds:.0f} s ...", flush=True)
         results["idle_s3"] = measure_idle_s3(spark, server, connector, args.idle_seconds, workdir)
         results["environment"]["load_at_end"] = load()
         results["environment"]["run_s"] = time.monotonic() - run_started
         spark.stop()
-    finally:
-        if connector:
-            connector.close()
-        server.close()
     results["targets"] = targets(results)
     for name, entry in results["targets"].items():
         print(f"{name}: {entry['value']:.3g} (target {entry['target']}) {'reached' if entry['reached'] else 'NOT reached'}")

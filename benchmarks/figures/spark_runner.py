@@ -16,8 +16,10 @@ def spark_runner(r: dict[str, Any]) -> str:
     env, t = s["environment"], s["targets"]
     java = env["java_connector"] or "not run"
     lat, idle, now = s["latency"], s["idle_s3"]["modes"], s["available_now"]["cases"]
-    runner, connector = lat["runner"], lat.get("java_connector")
-    loads = [x for part in (s["available_now"], lat, s["idle_s3"]) for x in (part["load_before"][0], part["load_after"][0])]
+    s3 = s.get("latency_s3")
+    runner = lat["runner"]
+    parts = (s["available_now"], lat, s["idle_s3"]) + ((s3,) if s3 else ())
+    loads = [x for part in parts for x in (part["load_before"][0], part["load_after"][0])]
 
     def reached(name: str) -> str:
         return ("reached" if t[name]["reached"] else "**not reached**") if name in t else "—"
@@ -25,15 +27,23 @@ def spark_runner(r: dict[str, Any]) -> str:
     def per_hour(mode: str) -> str:
         return f"{idle[mode]['s3_requests_per_hour']:,.0f}" if mode in idle else "—"
 
-    rows = [
-        ["commit → `fn` called, p50 / p99 (local, push)",
-         f"{runner['entry_ms_p50'] / 1000:.2f} s / {runner['entry_ms_p99'] / 1000:.2f} s",
-         f"{connector['entry_ms_p50'] / 1000:.2f} s / {connector['entry_ms_p99'] / 1000:.2f} s" if connector else "—",
-         "≤ 1 s / ≤ 2 s", f"{reached('latency_p50_s')} / {reached('latency_p99_s')}"],
-        ["commit → rows collected in `fn`, p50 / p99",
-         f"{runner['end_ms_p50'] / 1000:.2f} s / {runner['end_ms_p99'] / 1000:.2f} s",
-         f"{connector['end_ms_p50'] / 1000:.2f} s / {connector['end_ms_p99'] / 1000:.2f} s" if connector else "—",
-         "", ""],
+    def p50_p99(part: dict | None, key: str) -> str:
+        if part is None:
+            return "—"
+        return f"{part[f'{key}_ms_p50'] / 1000:.2f} s / {part[f'{key}_ms_p99'] / 1000:.2f} s"
+
+    rows = []
+    for where, part, target in (("local, inotify push", lat, "latency"), ("S3 on moto, SQS push", s3, "latency_s3")):
+        if part is None:
+            continue
+        rows += [
+            [f"commit → `fn` called, p50 / p99 ({where})", p50_p99(part["runner"], "entry"),
+             p50_p99(part.get("java_connector"), "entry"),
+             "≤ 1 s / ≤ 2 s", f"{reached(f'{target}_p50_s')} / {reached(f'{target}_p99_s')}"],
+            [f"commit → rows collected in `fn`, p50 / p99 ({where})", p50_p99(part["runner"], "end"),
+             p50_p99(part.get("java_connector"), "end"), "", ""],
+        ]
+    rows += [
         ["S3 requests per idle hour (moto)", per_hour("runner"), per_hour("java_connector"),
          "≥ 100× fewer", reached("idle_requests_java_over_runner")
          + (f" ({t['idle_requests_java_over_runner']['value']:,.0f}×)" if "idle_requests_java_over_runner" in t else "")],

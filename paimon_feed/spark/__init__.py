@@ -67,7 +67,7 @@ import os
 from typing import Any
 
 from paimon_feed.errors import SparkNotInstalledError, SparkVersionError, install_hint
-from paimon_feed.spark.lines import installed_line
+from paimon_feed.spark.lines import installed_line, parse_line
 from paimon_feed.spark.options import FORMAT_NAME
 
 __all__ = [
@@ -104,17 +104,27 @@ def _source_module():
 
 
 def register(spark: Any) -> None:
-    """Make ``format("paimon_feed")`` available in ``spark`` (a ``SparkSession``).
+    """Make ``format("paimon_feed")`` available in ``spark`` (a ``SparkSession``, classic or
+    Spark Connect).
 
     Needs Spark 4.0 or newer: on Spark 3.5 it raises :class:`SparkVersionError`, pointing to
-    ``paimon_feed.spark.foreach_batch``, which serves that line."""
+    ``paimon_feed.spark.foreach_batch``, which serves that line. With a Spark Connect session
+    the source is registered on the server (its Python workers run it, so paimon-feed must be
+    installed there, as on executors) and the server's Spark version is the one checked."""
     source = _source_module()  # fails with the install hint before touching ``spark``
+    if is_connect(spark):
+        parse_line(spark.version).require_data_source("the Spark Connect server runs Spark")
     spark.dataSource.register(source.PaimonFeedDataSource)
     line = installed_line()
     hint = socket_hint(_conf(spark, UNIX_SOCKETS_CONF)) if line and line.unix_sockets else None
     if hint:
         # A warning: at INFO, Spark's and most applications' logging never shows it.
         logger.warning(hint)
+
+
+def is_connect(spark: Any) -> bool:
+    """Whether ``spark`` is a Spark Connect session (its work runs on a server)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
 def socket_hint(unix_sockets: str | None) -> str | None:

@@ -93,13 +93,14 @@ class SparkLine:
     read_limits = _Since(READ_LIMITS_SINCE,
                          "Admission control for Python stream readers, and ``SupportsTriggerAvailableNow``.")
 
-    def require_data_source(self) -> None:
-        """Raise :class:`SparkVersionError` on a line without the Python data source API."""
+    def require_data_source(self, running: str = "this is PySpark") -> None:
+        """Raise :class:`SparkVersionError` on a line without the Python data source API;
+        ``running`` says whose version :attr:`version` is (a Spark Connect server's, say)."""
         if not self.data_source:
             since = ".".join(map(str, DATA_SOURCE_SINCE))
             raise SparkVersionError(
                 f"format('paimon_feed') needs Spark {since} or newer (the Python data source "
-                f"API), and this is PySpark {self.version}. On Spark {self.name} use "
+                f"API), and {running} {self.version}. On Spark {self.name} use "
                 f"paimon_feed.spark.foreach_batch(spark, fn, warehouse=..., table=..., "
                 f"consumer_id=...): the same options and progress, with foreachBatch semantics "
                 f"(see docs/spark.md)"

@@ -30,13 +30,14 @@ from paimon_feed.spark.options import (
     SourceOptions,
 )
 from paimon_feed.spark.schema import SNAPSHOT_ID_COLUMN
-from paimon_feed.spark.table import load_table
+from paimon_feed.spark.table import worker_table
 
 __all__ = [
     "SplitGroup",
     "pack_splits",
     "group_bytes",
     "read_splits",
+    "table_token",
     "component_versions",
     "check_versions",
     "check_driver_versions",
@@ -64,6 +65,8 @@ class SplitGroup:
     split ``None`` (a change read as it was written) or the row kind every row of the split's
     merged state gets (``-D``/``+I``: the rows an overwrite removed or added). ``versions``
     is ``(paimon-feed, pypaimon)`` of the driver that planned the group (:func:`check_versions`).
+    ``table`` is the :func:`table_token` of the table the driver planned against: an executor
+    keeps the table it opened only for groups of the same token.
     """
 
     splits: tuple[bytes, ...]
@@ -73,6 +76,7 @@ class SplitGroup:
     schema_id: int = 0
     row_kinds: tuple[str | None, ...] = ()
     versions: tuple[str, str] | None = None
+    table: tuple[int, int] | None = None
 
     @property
     def last_snapshot_id(self) -> int:
@@ -81,6 +85,13 @@ class SplitGroup:
 
 def _weight(split: Any) -> int:
     return sum(max(f.file_size, OPEN_COST_BYTES) for f in split.files)
+
+
+def table_token(table: Any) -> tuple[int, int]:
+    """The table as the driver sees it: its latest schema's id and creation time (ms). A table
+    dropped and re-created under the same name has another token even at the same schema id."""
+    schema = table.table_schema
+    return schema.id, int(getattr(schema, "time_millis", 0) or 0)
 
 
 def pack_splits(
@@ -105,6 +116,7 @@ def pack_splits(
     max_bytes = group_bytes(total, min_partitions, max_partition_bytes)
     schema_id = table.table_schema.id
     versions = component_versions()
+    token = table_token(table)
     groups: list[SplitGroup] = []
     current: list[bytes] = []
     snapshot_ids: list[int] = []
@@ -119,7 +131,7 @@ def pack_splits(
             assert first is not None and kind is not None  # set with the first split
             kinds = tuple(row_kinds) if any(row_kinds) else ()
             groups.append(SplitGroup(
-                tuple(current), tuple(snapshot_ids), first, kind, schema_id, kinds, versions
+                tuple(current), tuple(snapshot_ids), first, kind, schema_id, kinds, versions, token
             ))
         current, snapshot_ids, row_kinds, first, size = [], [], [], None, 0
 
@@ -184,7 +196,7 @@ def read_splits(
     """
     check_versions(group, options.table)
     pairs = read_serialized_splits(
-        load_table(options),
+        worker_table(options, group.schema_id, group.table),
         group.splits,
         table_name=options.table,
         schema_id=group.schema_id,
@@ -217,7 +229,7 @@ def component_versions() -> tuple[str, str]:
 def check_versions(group: SplitGroup, table_name: str) -> None:
     """Raise :class:`VersionMismatchError` if ``group`` was planned by a driver running another
     paimon-feed or pypaimon than this executor (a group without versions is not checked)."""
-    if group.versions is not None:
+    if group.versions is not None and tuple(group.versions) != component_versions():
         check_driver_versions(
             group.versions, table_name,
             f"the driver that planned snapshots {group.first_snapshot_id}..{group.last_snapshot_id}",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,11 +24,11 @@ from paimon_feed.errors import HistoryRewrittenError, SnapshotExpiredError
 from paimon_feed.planner.schemas import schema_fields
 from paimon_feed.progress import RETRY
 from paimon_feed.spark.driver import StreamDriver
-from paimon_feed.spark.frames import batch_frame
+from paimon_feed.spark.frames import batch_frame, task_slots, warm_workers
 from paimon_feed.spark.handoff import ConnectorRead, ReaderChoice, choose_reader, connector_frame, connector_reads
 from paimon_feed.spark.offsets import FeedOffset
 from paimon_feed.spark.options import SourceOptions
-from paimon_feed.spark.partitions import SplitGroup, pack_splits
+from paimon_feed.spark.partitions import SplitGroup, pack_splits, table_token
 from paimon_feed.spark.schema import spark_schema
 
 __all__ = ["RunnerPlanner", "Planned", "runner_options"]
@@ -110,6 +111,18 @@ class RunnerPlanner:
     def interrupt(self) -> None:
         self.driver.tracker.interrupt()
 
+    def warm(self) -> None:
+        """Start a Python worker per task slot before the first commit comes (see
+        :func:`~paimon_feed.spark.frames.warm_workers`): a following runner's first batches
+        would otherwise pay for them, and every commit queued behind them."""
+        started = time.monotonic()
+        slots = task_slots(self.spark, self.options.min_partitions)
+        schema_id = self.driver.table.table_schema.id
+        frame_schema = self._frame_schema(schema_id)
+        warm_workers(self.spark, self.options, frame_schema, schema_id, slots, table_token(self.driver.table))
+        logger.info("foreach_batch on %s: %d Python workers warmed in %.1f s",
+                    self.table_name, slots, time.monotonic() - started)
+
     # planning ------------------------------------------------------------------------------
     def plan(self, position: FeedOffset, end: FeedOffset) -> Planned:
         """The batch from ``position`` to ``end``, cut before the first snapshot of another
@@ -155,17 +168,20 @@ class RunnerPlanner:
 
     def frame(self, planned: Planned) -> Any:
         """The DataFrame of a planned batch, in the schema its snapshots were written with."""
-        fields = schema_fields(self.driver.table, planned.schema_id)
-        schema = spark_schema(
+        schema = self._frame_schema(planned.schema_id)
+        if planned.connector:
+            return connector_frame(self.spark, self.table_url, planned.connector, schema,
+                                   self.options.include_snapshot_id)
+        return batch_frame(self.spark, self.options, planned.groups or (), schema)
+
+    def _frame_schema(self, schema_id: int) -> Any:
+        fields = schema_fields(self.driver.table, schema_id)
+        return spark_schema(
             self.table_name,
             fields,
             include_row_kind=self.options.include_row_kind,
             include_snapshot_id=self.options.include_snapshot_id,
         )
-        if planned.connector:
-            return connector_frame(self.spark, self.table_url, planned.connector, schema,
-                                   self.options.include_snapshot_id)
-        return batch_frame(self.spark, self.options, planned.groups or (), schema)
 
     # progress ------------------------------------------------------------------------------
     def commit(self, end: FeedOffset) -> None:

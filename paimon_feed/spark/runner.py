@@ -27,6 +27,9 @@ Guarantees:
   batch in flight when the process died comes again with the same ``batch_id`` and the same
   rows; ids only grow (:mod:`paimon_feed.spark.batch_log`). A sink that records the batch id
   is exactly-once.
+- A following runner starts one Python worker per task slot before it waits for the first
+  commit (one tiny job, :func:`~paimon_feed.spark.frames.warm_workers`), so that the first
+  batches do not wait for workers to start.
 - ``available_now=True`` reads what the table holds when it starts and returns. Otherwise the
   runner follows the table until :meth:`BatchRunner.stop` (the batch in flight finishes
   first), Ctrl-C in :meth:`BatchRunner.await_termination`, ``end``, or an error (raised by
@@ -238,6 +241,8 @@ class BatchRunner:
                 "again", self.table, record.batch_id,  # type: ignore[union-attr]
             )
         target = planner.target() if self.available_now else None
+        if not self.available_now:
+            planner.warm()
         while not self._stopping.is_set():
             if position.pending_full_snapshot_id is None:
                 self._next_snapshot_id = position.next_snapshot_id

@@ -18,7 +18,10 @@ from paimon_feed.errors import ConfigurationError, TableNotFoundError, install_h
 from paimon_feed.spark.options import InvalidOptionError, SourceOptions
 from paimon_feed.tables import check_reachable, open_table, read_table_schema
 
-__all__ = ["load_schema", "load_table", "check_notifier"]
+__all__ = ["load_schema", "load_table", "worker_table", "check_notifier"]
+
+#: The tables this process opened to read splits, by (warehouse, table, catalog options).
+_WORKER_TABLES: dict[tuple[str, str, tuple[tuple[str, str], ...]], tuple[tuple[int, int] | None, Any]] = {}
 
 
 def _catalog_options(options: SourceOptions) -> dict[str, str]:
@@ -42,6 +45,29 @@ def load_table(options: SourceOptions) -> Any:
     """Open the table the options name; errors name the option to fix."""
     with _naming_the_option():
         return open_table(options.warehouse, options.table, _catalog_options(options))
+
+
+def worker_table(options: SourceOptions, schema_id: int, token: tuple[int, int] | None = None) -> Any:
+    """The table to read splits of schema ``schema_id`` with, opened once per process.
+
+    A reused Python worker reads many batches: opening the catalog and the table for each
+    (the schema file, on S3 a request or two) was set-up paid per batch and per task. The
+    table is kept for the groups of the same driver ``token``
+    (:func:`~paimon_feed.spark.partitions.table_token`: the latest schema's id and creation
+    time), so a schema change or a table dropped and re-created under the same name (its
+    schema 0 is another) opens it again. Without a token, it is opened again when a batch
+    needs a schema newer than the one it was opened at."""
+    key = (options.warehouse, options.table, options.catalog)
+    cached = _WORKER_TABLES.get(key)
+    if cached is not None:
+        cached_token, table = cached
+        if token is not None and cached_token == token:
+            return table
+        if token is None and table.table_schema.id >= schema_id:
+            return table
+    table = load_table(options)
+    _WORKER_TABLES[key] = (token, table)
+    return table
 
 
 @contextlib.contextmanager

@@ -24,6 +24,28 @@ def spark(request, tmp_path_factory):
     session.stop()
 
 
+@pytest.fixture(scope="module")
+def connect():
+    """A Spark Connect session on a local Connect server (``remote("local[2]")``, the server
+    PySpark 4 ships in its jars); skipped without PySpark 4 or Spark Connect's client."""
+    import os
+    import sys
+
+    pytest.importorskip("grpc", reason="Spark Connect needs pyspark[connect] (grpcio)")
+    pyspark = pytest.importorskip("pyspark")
+    if int(pyspark.__version__.split(".")[0]) < 4:
+        pytest.skip("a local Spark Connect server needs PySpark 4")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    session = SparkSession.builder.remote("local[2]").appName("paimon-feed-connect").getOrCreate()
+    assert type(session).__module__.startswith("pyspark.sql.connect")
+    yield session
+    for query in session.streams.active:
+        query.stop()
+    session.stop()
+
+
 @pytest.fixture
 def paimon(tmp_path) -> Warehouse:
     return Warehouse(tmp_path / "warehouse")

@@ -65,3 +65,25 @@ def table_rows(table, snapshot_id: int | None = None) -> list[dict]:
         table = table.copy({"scan.snapshot-id": str(snapshot_id)})
     builder = table.new_read_builder()
     return builder.new_read().to_arrow(builder.new_scan().plan().splits()).to_pylist()
+
+
+def tables_open(key: tuple, rendezvous: str, tasks: int, batches):
+    """``mapInArrow`` probe: whether this Python worker has the table ``key`` open (the
+    runner's read path keeps it, :func:`paimon_feed.spark.table.worker_table`). Each task
+    waits in ``rendezvous`` (a directory) until ``tasks`` tasks arrived, so they run at once,
+    each in a worker of its own."""
+    import os
+    import time
+
+    import pyarrow as pa
+
+    from paimon_feed.spark import table
+
+    open(os.path.join(rendezvous, str(os.getpid())), "w").close()
+    deadline = time.monotonic() + RUN_TIMEOUT_S
+    while len(os.listdir(rendezvous)) < tasks and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for batch in batches:
+        yield pa.RecordBatch.from_pydict(
+            {"pid": [os.getpid()] * batch.num_rows, "open": [key in table._WORKER_TABLES] * batch.num_rows}
+        )

@@ -8,15 +8,17 @@ Marked ``spark_lines``: they run on every supported Spark line (3.5, 4.0, newest
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import threading
 
 import pyarrow as pa
 import pytest
+import runner_support
 from pypaimon.schema.data_types import AtomicType
 from pypaimon.schema.schema_change import SchemaChange
-from runner_support import RUN_TIMEOUT_S, IdempotentSink, table_rows
+from runner_support import RUN_TIMEOUT_S, IdempotentSink, table_rows, tables_open
 from spark_support import (
     WriterThread,
     commit,
@@ -28,6 +30,7 @@ from spark_support import (
 
 from paimon_feed.errors import HistoryRewrittenError, UnknownOptionError
 from paimon_feed.spark import foreach_batch
+from paimon_feed.spark.options import parse_options
 from paimon_feed.tables import commit_arrow
 
 pytestmark = [pytest.mark.spark, pytest.mark.spark_lines]
@@ -199,3 +202,30 @@ def test_a_following_runner_restarts_on_a_table_rolled_back_under_it(spark, paim
     assert sink.calls == [5, 6]  # the full state at the new snapshot 5, with a larger id
     assert sorted(r["id"] for r in sink.batches[6]) == sorted(r["id"] for r in table_rows(table))
     assert _next_snapshot(table) == 6
+
+
+def test_a_following_runner_reads_in_workers_it_warmed_a_worker_per_slot(spark, paimon, tmp_path):
+    """Before its first wait the runner starts a Python worker per task slot, each with the
+    table open: the tasks of a later batch do not start (import, open) workers of their own.
+    Oracle: two tasks held together, so each runs in a worker of its own, find the table open."""
+    from pyspark import cloudpickle
+
+    table = _committed(paimon.create_append_table(), 1)
+    sink = IdempotentSink()
+    runner = _run(spark, paimon, table, sink, start="latest")
+    WriterThread(table, 2, 2).start().join()  # one data file: a batch of one task
+    wait_until(lambda: 2 in sink.batches, RUN_TIMEOUT_S, "the batch of snapshot 2")  # the warm-up was before
+    runner.stop()
+    slots = spark.sparkContext.defaultParallelism
+    rendezvous = tmp_path / "rendezvous"
+    rendezvous.mkdir()
+    options = parse_options({"warehouse": paimon.path, "table": "db.events"})
+    key = (options.warehouse, options.table, options.catalog)
+    cloudpickle.register_pickle_by_value(runner_support)
+    try:
+        probe = functools.partial(tables_open, key, str(rendezvous), slots)
+        rows = spark.range(0, slots, 1, slots).mapInArrow(probe, "pid long, open boolean").collect()
+    finally:
+        cloudpickle.unregister_pickle_by_value(runner_support)
+    assert len({row.pid for row in rows}) == slots
+    assert [row.open for row in rows] == [True] * slots

@@ -1,38 +1,18 @@
-"""``foreach_batch`` with a Spark Connect session: a local Connect server (``remote("local[2]")``,
-the server PySpark 4 ships in its jars) and the same guarantees as on classic Spark.
+"""``foreach_batch`` with a Spark Connect session (the ``connect`` fixture: a local Connect
+server) and the same guarantees as on classic Spark.
 
 Oracles: the rows the writer wrote and the consumer file Paimon reads.
 """
 
 from __future__ import annotations
 
-import os
-import sys
-
 import pytest
+from runner_support import RUN_TIMEOUT_S, IdempotentSink
+from spark_support import WriterThread, commit, delivered_changes, expected_changes, wait_until
 
-pytest.importorskip("grpc", reason="Spark Connect needs pyspark[connect] (grpcio)")
-pyspark = pytest.importorskip("pyspark")
-if int(pyspark.__version__.split(".")[0]) < 4:
-    pytest.skip("a local Spark Connect server needs PySpark 4", allow_module_level=True)
-
-from runner_support import RUN_TIMEOUT_S, IdempotentSink  # noqa: E402
-from spark_support import WriterThread, commit, delivered_changes, expected_changes, wait_until  # noqa: E402
-
-from paimon_feed.spark import foreach_batch  # noqa: E402
+from paimon_feed.spark import foreach_batch
 
 pytestmark = [pytest.mark.spark]
-
-
-@pytest.fixture(scope="module")
-def connect():
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
-
-    session = SparkSession.builder.remote("local[2]").appName("paimon-feed-runner-connect").getOrCreate()
-    assert type(session).__module__.startswith("pyspark.sql.connect")
-    yield session
-    session.stop()
 
 
 def test_a_connect_session_gets_every_change_exactly_once_across_a_crash(connect, paimon):
