@@ -47,7 +47,8 @@ def spark_backlog(r: dict[str, Any]) -> str:
         f"{b['rows']:,} rows in {env['commits']} commits, read from the first snapshot "
         f"({b['start']}); medians of {b['repeats']} interleaved rounds; {env['cpus']} cores, local[2]; "
         f"the run took {env['run_s'] / 60:.0f} minutes, 1-minute load {min(loads):.1f} to {max(loads):.1f} "
-        f"(the machine was shared by other jobs: one reader's rounds differ by up to {spread:.1f}×). Read back with pyarrow.dataset, the outputs {same}: "
+        f"({'the machine was shared by other jobs; ' if max(loads) > env['cpus'] + 1 else ''}"
+        f"one reader's rounds differ by up to {spread:.1f}×). Read back with pyarrow.dataset, the outputs {same}: "
         f"{cases[next(iter(cases))]['output']['rows']:,} rows each, every id once, every row the "
         f"generator's, one order-free hash."
     )
