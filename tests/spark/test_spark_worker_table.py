@@ -39,8 +39,8 @@ def test_a_worker_keeps_its_table_for_one_token_and_opens_the_re_created_one_for
 
 
 def test_a_schema_change_opens_the_table_again(paimon):
-    from pypaimon.schema.schema_change import SchemaChange
     from pypaimon.schema.data_types import AtomicType
+    from pypaimon.schema.schema_change import SchemaChange
 
     table = paimon.create_append_table()
     options = parse_options(paimon.options(table))
