@@ -48,11 +48,9 @@ from benchmarks._common.scratch import scratch_dir
 from benchmarks._common.spark_setup import (
     MERGED,
     RESULTS,
-    WIDE,
-    create_table,
-    fill_merged_table,
     interleaved,
     load,
+    write_merged_tables,
     write_results,
 )
 from benchmarks.java_connector_worker import DIGEST_SQL, Worker
@@ -203,11 +201,7 @@ def main() -> None:
     warehouse = os.path.join(workdir, "warehouse")
     catalog = CatalogFactory.create({"warehouse": warehouse})
     catalog.create_database("db", True)
-    for engine, options in MERGED.items():
-        print(f"writing {engine}: {args.keys:,} keys in {args.commits} commits ...", flush=True)
-        table = create_table(catalog, f"db.{engine.replace('-', '_')}", WIDE, primary_keys=["id"],
-                             options={"bucket": "2", **options})
-        fill_merged_table(table, args.keys, args.commits)
+    write_merged_tables(catalog, args.keys, args.commits)
     spark = new_session(jars[0])
     results: dict = {"environment": {
         "python": platform.python_version(), "pyspark": pyspark.__version__,

@@ -44,10 +44,10 @@ from benchmarks._common.spark_setup import (
     WIDE,
     commit_small,
     create_table,
-    fill_merged_table,
     fill_pk_table,
     interleaved,
     load,
+    write_merged_tables,
 )
 from benchmarks.spark_startup import measure_startup
 from benchmarks.spark_throughput import measure_throughput
@@ -132,11 +132,7 @@ def main() -> None:
     warehouse = os.path.join(workdir, "warehouse")
     catalog = CatalogFactory.create({"warehouse": warehouse})
     catalog.create_database("db", True)
-    for name, options in MERGED.items():
-        print(f"writing {name}: {args.keys:,} keys in {args.commits} commits ...", flush=True)
-        table = create_table(catalog, f"db.{name.replace('-', '_')}", WIDE, primary_keys=["id"],
-                             options={"bucket": "2", **options})
-        fill_merged_table(table, args.keys, args.commits)
+    write_merged_tables(catalog, args.keys, args.commits)
     fill_pk_table(create_table(catalog, "db.pk", WIDE, primary_keys=["id"], options=PK_OPTIONS), args.pk_rows, 8)
     commit_small(create_table(catalog, "db.tiny", SMALL), 0)
 

@@ -113,6 +113,16 @@ def fill_merged_table(table, keys: int, commits: int) -> None:
         }, schema=WIDE))
 
 
+def write_merged_tables(catalog, keys: int, commits: int) -> None:
+    """Each :data:`MERGED` table as ``db.<engine>`` (``-`` as ``_``), two buckets, filled by
+    :func:`fill_merged_table`."""
+    for engine, options in MERGED.items():
+        print(f"writing {engine}: {keys:,} keys in {commits} commits ...", flush=True)
+        table = create_table(catalog, f"db.{engine.replace('-', '_')}", WIDE, primary_keys=["id"],
+                             options={"bucket": "2", **options})
+        fill_merged_table(table, keys, commits)
+
+
 def load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
